@@ -1,0 +1,273 @@
+"""The chain helpers: thread a context (or a result, or an error) through a list of callbacks.
+
+Rules (DESIGN §3), in list order, callbacks without the hook skipped:
+
+- `run_before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned;
+  an empty chain returns `Cont(ctx)`. With `continue_on_response`, a `Halt` does not stop the
+  chain and the last `Halt` wins.
+- `run_after`: a left fold; each callback gets the previous one's output.
+- `run_on_error`: `Raise(e)` passes `e` on; the first `Retry` or `Fallback` wins; if none
+  recovers, `Raise(last_error)` is returned.
+
+A hook that raises, or returns what its hook may not return, is a `CallbackError` naming the
+callback and the hook. By default it stops the chain at once, even when a `Halt` was already kept
+under `continue_on_response`: an error beats a response. With `continue_on_error`, the chain goes
+on; a response (`Halt`, `Retry`, `Fallback`) obtained from the other callbacks wins over the
+error, and if there is none the first error is raised when the chain ends.
+`asyncio.CancelledError` is never caught.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+
+from adk.callbacks.registry import Callbacks, HookImpl
+from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+from adk.errors import CallbackError
+
+if TYPE_CHECKING:
+    from adk.callbacks.protocols import AnyCallback, Content
+    from adk.context import AgentContext, ModelContext, ToolContext
+    from adk.events import LlmResponse, Message
+
+__all__ = ["run_after", "run_before", "run_on_error"]
+
+log = logging.getLogger(__name__)
+
+C = TypeVar("C")
+V = TypeVar("V")
+
+CallbackList = "Callbacks | Iterable[AnyCallback]"
+
+
+def _bad_result(impl: HookImpl, hook: str, result: object, allowed: str) -> CallbackError:
+    return CallbackError(impl.callback, hook, f"returned {result!r}; {hook} may return only {allowed}")
+
+
+def _failed(impl: HookImpl, hook: str, error: Exception) -> CallbackError:
+    err = CallbackError(impl.callback, hook, f"raised {type(error).__name__}: {error}")
+    err.__cause__ = error
+    return err
+
+
+def _log_dropped(error: CallbackError) -> None:
+    log.warning("%s (ignored: continue_on_error and another callback answered)", error)
+
+
+@overload
+async def run_before(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["before_agent"],
+    ctx: AgentContext,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+) -> Cont[AgentContext] | Halt[Content]: ...
+@overload
+async def run_before(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["before_model"],
+    ctx: ModelContext,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+) -> Cont[ModelContext] | Halt[LlmResponse]: ...
+@overload
+async def run_before(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["before_tool"],
+    ctx: ToolContext,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+) -> Cont[ToolContext] | Halt[Any]: ...
+@overload
+async def run_before(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    ctx: C,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+) -> Cont[C] | Halt[Any]: ...
+async def run_before(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    ctx: Any,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+) -> Cont[Any] | Halt[Any]:
+    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
+    halt: Halt[Any] | None = None
+    first_error: CallbackError | None = None
+    for impl in Callbacks.of(callbacks).get(hook):
+        try:
+            result = impl.fn(ctx)
+            if impl.is_async:
+                result = await result
+        except Exception as e:
+            error = _failed(impl, hook, e)
+        else:
+            cls = type(result)
+            if cls is Cont:
+                ctx = result.ctx
+                continue
+            if cls is Halt:
+                if not continue_on_response:
+                    if first_error is not None:
+                        _log_dropped(first_error)
+                    return result  # type: ignore[no-any-return]  # checked: it is a Halt
+                halt = result
+                continue
+            error = _bad_result(impl, hook, result, "Cont or Halt")
+        if not continue_on_error:
+            raise error
+        first_error = first_error or error
+    if halt is not None:
+        if first_error is not None:
+            _log_dropped(first_error)
+        return halt
+    if first_error is not None:
+        raise first_error
+    return Cont(ctx)
+
+
+@overload
+async def run_after(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["after_agent"],
+    result: Message | None,
+    ctx: AgentContext,
+    *,
+    continue_on_error: bool = False,
+) -> Message | None: ...
+@overload
+async def run_after(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["after_model"],
+    result: LlmResponse,
+    ctx: ModelContext,
+    *,
+    continue_on_error: bool = False,
+) -> LlmResponse: ...
+@overload
+async def run_after(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["after_tool"],
+    result: Any,
+    ctx: ToolContext,
+    *,
+    continue_on_error: bool = False,
+) -> Any: ...
+@overload
+async def run_after(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    result: V,
+    ctx: Any,
+    *,
+    continue_on_error: bool = False,
+) -> V: ...
+async def run_after(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    result: Any,
+    ctx: Any,
+    *,
+    continue_on_error: bool = False,
+) -> Any:
+    """Fold `result` through each callback's `hook`, left to right; return the last output.
+
+    With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
+    and the first error is raised at the end.
+    """
+    first_error: CallbackError | None = None
+    for impl in Callbacks.of(callbacks).get(hook):
+        try:
+            out = impl.fn(result, ctx)
+            if impl.is_async:
+                out = await out
+        except Exception as e:
+            error = _failed(impl, hook, e)
+            if not continue_on_error:
+                raise error from e
+            first_error = first_error or error
+        else:
+            result = out
+    if first_error is not None:
+        raise first_error
+    return result
+
+
+@overload
+async def run_on_error(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["on_model_error"],
+    error: Exception,
+    ctx: ModelContext,
+    *,
+    continue_on_error: bool = False,
+) -> Retry[ModelContext] | Fallback[LlmResponse] | Raise: ...
+@overload
+async def run_on_error(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["on_tool_error"],
+    error: Exception,
+    ctx: ToolContext,
+    *,
+    continue_on_error: bool = False,
+) -> Retry[ToolContext] | Fallback[Any] | Raise: ...
+@overload
+async def run_on_error(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    error: Exception,
+    ctx: C,
+    *,
+    continue_on_error: bool = False,
+) -> Retry[C] | Fallback[Any] | Raise: ...
+async def run_on_error(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    error: Exception,
+    ctx: Any,
+    *,
+    continue_on_error: bool = False,
+) -> Retry[Any] | Fallback[Any] | Raise:
+    """Offer `error` to each callback's `hook`: the first `Retry` or `Fallback` wins.
+
+    `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
+    `Raise(last_error)` is returned for the caller to raise.
+    """
+    first_error: CallbackError | None = None
+    for impl in Callbacks.of(callbacks).get(hook):
+        try:
+            result = impl.fn(error, ctx)
+            if impl.is_async:
+                result = await result
+        except Exception as e:
+            failure = _failed(impl, hook, e)
+        else:
+            cls = type(result)
+            if cls is Raise:
+                if not isinstance(result.error, Exception):
+                    failure = _bad_result(impl, hook, result, "Raise of an Exception")
+                else:
+                    error = result.error
+                    continue
+            elif cls is Retry or cls is Fallback:
+                if first_error is not None:
+                    _log_dropped(first_error)
+                return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
+            else:
+                failure = _bad_result(impl, hook, result, "Retry, Fallback or Raise")
+        if not continue_on_error:
+            failure.__context__ = error
+            raise failure
+        first_error = first_error or failure
+    if first_error is not None:
+        raise first_error
+    return Raise(error)

@@ -1,0 +1,109 @@
+"""One `typing.Protocol` per hook; a callback implements any subset of them.
+
+A hook may be `def` or `async def`: each protocol's return type admits both. Hooks take their
+arguments positionally, so a hook may name its parameters as it likes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+
+if TYPE_CHECKING:
+    from adk.context import AgentContext, ModelContext, ToolContext
+    from adk.events import LlmResponse, Message
+
+__all__ = [
+    "AfterAgent",
+    "AfterAgentResult",
+    "AfterModel",
+    "AfterTool",
+    "AnyCallback",
+    "BeforeAgent",
+    "BeforeAgentResult",
+    "BeforeModel",
+    "BeforeModelResult",
+    "BeforeTool",
+    "BeforeToolResult",
+    "Content",
+    "OnModelError",
+    "OnModelErrorResult",
+    "OnToolError",
+    "OnToolErrorResult",
+]
+
+Content: TypeAlias = "Message | str"
+"""What an agent says: a message, or plain text for an assistant message."""
+
+BeforeAgentResult: TypeAlias = "Cont[AgentContext] | Halt[Content]"
+AfterAgentResult: TypeAlias = "Message | None"
+BeforeModelResult: TypeAlias = "Cont[ModelContext] | Halt[LlmResponse]"
+OnModelErrorResult: TypeAlias = "Retry[ModelContext] | Fallback[LlmResponse] | Raise"
+BeforeToolResult: TypeAlias = "Cont[ToolContext] | Halt[Any]"
+OnToolErrorResult: TypeAlias = "Retry[ToolContext] | Fallback[Any] | Raise"
+
+
+class BeforeAgent(Protocol):
+    """Before every agent runs. `Halt(content)` ends the invocation with `content`."""
+
+    def before_agent(self, ctx: AgentContext, /) -> BeforeAgentResult | Awaitable[BeforeAgentResult]: ...
+
+
+class AfterAgent(Protocol):
+    """After an agent's body: return its final output, or a replacement to emit as a new event."""
+
+    def after_agent(
+        self, output: Message | None, ctx: AgentContext, /
+    ) -> AfterAgentResult | Awaitable[AfterAgentResult]: ...
+
+
+class BeforeModel(Protocol):
+    """Before each model call. `Cont` with a changed request sends it; `Halt` skips the model."""
+
+    def before_model(self, ctx: ModelContext, /) -> BeforeModelResult | Awaitable[BeforeModelResult]: ...
+
+
+class AfterModel(Protocol):
+    """After each successful model call (or fallback): return the response, possibly replaced."""
+
+    def after_model(
+        self, response: LlmResponse, ctx: ModelContext, /
+    ) -> LlmResponse | Awaitable[LlmResponse]: ...
+
+
+class OnModelError(Protocol):
+    """When a model call fails: `Retry`, `Fallback(response)` or `Raise(error)`."""
+
+    def on_model_error(
+        self, error: Exception, ctx: ModelContext, /
+    ) -> OnModelErrorResult | Awaitable[OnModelErrorResult]: ...
+
+
+class BeforeTool(Protocol):
+    """Before each tool call. `Cont` with changed args uses them; `Halt(result)` skips the tool."""
+
+    def before_tool(self, ctx: ToolContext, /) -> BeforeToolResult | Awaitable[BeforeToolResult]: ...
+
+
+class AfterTool(Protocol):
+    """After each tool call, halted or not: return the result, possibly replaced."""
+
+    def after_tool(self, result: Any, ctx: ToolContext, /) -> Any: ...
+
+
+class OnToolError(Protocol):
+    """When a tool fails (raises, bad arguments, unknown tool): `Retry`, `Fallback` or `Raise`."""
+
+    def on_tool_error(
+        self, error: Exception, ctx: ToolContext, /
+    ) -> OnToolErrorResult | Awaitable[OnToolErrorResult]: ...
+
+
+_AnyHook: TypeAlias = (
+    BeforeAgent | AfterAgent | BeforeModel | AfterModel | OnModelError | BeforeTool | AfterTool | OnToolError
+)
+
+AnyCallback: TypeAlias = _AnyHook | type[_AnyHook]
+"""What may be registered as a callback: an instance or module with a hook, or such a class."""

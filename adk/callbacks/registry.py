@@ -1,0 +1,155 @@
+"""Resolving callbacks into per-hook lists, once, when they are registered.
+
+A callback may be an instance, a class (instantiated once, without arguments) or a module. Its
+hooks are looked up here and never again on the hot path; a mistake (no hook at all, a misspelt
+hook name, a class that cannot be built) is reported here, where it was made.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Final
+
+from adk.callbacks.base import Callback
+from adk.errors import CallbackRegistrationError
+
+__all__ = ["HOOKS", "Callbacks", "HookImpl", "callback_name"]
+
+HOOKS: Final = (
+    "before_agent",
+    "after_agent",
+    "before_model",
+    "after_model",
+    "on_model_error",
+    "before_tool",
+    "after_tool",
+    "on_tool_error",
+    # AG-UI translation hooks (adk.agui) follow the same rules.
+    "before_translate",
+    "after_translate",
+)
+
+
+def callback_name(obj: object) -> str:
+    """How errors name a callback: a module's name, a class's qualified name."""
+    if isinstance(obj, ModuleType):
+        return obj.__name__
+    if isinstance(obj, type):
+        return obj.__qualname__
+    return type(obj).__qualname__
+
+
+@dataclass(frozen=True, slots=True)
+class HookImpl:
+    """One callback's implementation of one hook."""
+
+    fn: Callable[..., Any]
+    is_async: bool
+    callback: str
+    """The callback's name, for errors."""
+    owner: object
+
+
+def _misspelt(name: str) -> str | None:
+    if name.startswith("_") or name in HOOKS:
+        return None
+    close = difflib.get_close_matches(name, HOOKS, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    # An object with an `async def __call__` is awaited too.
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
+    name = callback_name(obj)
+    if isinstance(obj, type):
+        try:
+            obj = obj()
+        except Exception as e:
+            raise CallbackRegistrationError(
+                f"callback class {name} could not be instantiated without arguments: {e}"
+            ) from e
+    for attr in dir(obj):
+        suggestion = _misspelt(attr)
+        if suggestion is not None:
+            raise CallbackRegistrationError(
+                f"callback {name} has an attribute {attr!r} that looks like the hook "
+                f"{suggestion!r}; rename it (or make it private with a leading underscore)"
+            )
+    base = Callback.__dict__
+    hooks: dict[str, HookImpl] = {}
+    for hook in HOOKS:
+        fn = getattr(obj, hook, None)
+        if fn is None:
+            continue
+        if not callable(fn):
+            raise CallbackRegistrationError(f"callback {name}: {hook} is not callable")
+        if getattr(fn, "__func__", None) is base.get(hook):
+            continue  # Callback's own no-op: skip it, it would only cost time
+        hooks[hook] = HookImpl(fn, _is_async(fn), name, obj)
+    if not hooks and not isinstance(obj, Callback):
+        raise CallbackRegistrationError(
+            f"callback {name} implements no hook; expected at least one of {', '.join(HOOKS[:8])}"
+        )
+    return obj, hooks
+
+
+class Callbacks:
+    """Callbacks resolved into one tuple of implementations per hook, in registration order."""
+
+    __slots__ = ("_hooks", "objects")
+
+    def __init__(self, objects: tuple[object, ...], hooks: dict[str, tuple[HookImpl, ...]]) -> None:
+        self.objects = objects
+        """The registered callbacks (classes replaced by their instances)."""
+        self._hooks = hooks
+
+    @classmethod
+    def of(cls, callbacks: Iterable[object] | Callbacks | None = None) -> Callbacks:
+        """Resolve `callbacks`; a `Callbacks` is returned as it is."""
+        if isinstance(callbacks, Callbacks):
+            return callbacks
+        objects: list[object] = []
+        lists: dict[str, list[HookImpl]] = {}
+        for obj in callbacks or ():
+            instance, hooks = _resolve(obj)
+            objects.append(instance)
+            for hook, impl in hooks.items():
+                lists.setdefault(hook, []).append(impl)
+        return cls(tuple(objects), {hook: tuple(impls) for hook, impls in lists.items()})
+
+    def get(self, hook: str) -> tuple[HookImpl, ...]:
+        """The implementations of `hook`, in order; empty if none."""
+        return self._hooks.get(hook, ())
+
+    def __add__(self, other: Callbacks) -> Callbacks:
+        """Concatenate: every hook of `self` runs before those of `other`."""
+        if not other.objects:
+            return self
+        if not self.objects:
+            return other
+        hooks = {h: self.get(h) + other.get(h) for h in {*self._hooks, *other._hooks}}
+        return Callbacks(self.objects + other.objects, hooks)
+
+    def without(self, predicate: Callable[[object], bool]) -> Callbacks:
+        """These callbacks minus those for which `predicate` is true (to remove a default)."""
+        keep = [o for o in self.objects if not predicate(o)]
+        hooks = {h: tuple(i for i in impls if not predicate(i.owner)) for h, impls in self._hooks.items()}
+        return Callbacks(tuple(keep), hooks)
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def __bool__(self) -> bool:
+        return bool(self.objects)
+
+    def __repr__(self) -> str:
+        return f"Callbacks({', '.join(callback_name(o) for o in self.objects)})"

@@ -1,0 +1,72 @@
+"""Tagged results that hooks return, after Elixir's `{:cont, ctx}` / `{:halt, value}` tuples.
+
+Each hook's return type is a union of exactly the results it may give, so `match` with
+`assert_never` over a hook's result is exhaustive and mypy rejects a result the hook may not
+return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeAlias, TypeVar
+
+C = TypeVar("C")
+V = TypeVar("V")
+C_co = TypeVar("C_co", covariant=True)
+V_co = TypeVar("V_co", covariant=True)
+
+__all__ = [
+    "BeforeResult",
+    "Cont",
+    "ErrorResult",
+    "Fallback",
+    "Halt",
+    "Raise",
+    "Retry",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Cont(Generic[C_co]):
+    """Go on with `ctx`: the next callback receives it, and the guarded call uses it."""
+
+    ctx: C_co
+
+
+@dataclass(frozen=True, slots=True)
+class Halt(Generic[V_co]):
+    """Stop the chain; `value` stands in for the guarded call's output."""
+
+    value: V_co
+
+
+@dataclass(frozen=True, slots=True)
+class Retry(Generic[C_co]):
+    """Try the failed call again with `ctx` (a changed request, arguments or model).
+
+    `delay` (seconds) overrides the retry policy's wait for this attempt.
+    """
+
+    ctx: C_co
+    delay: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback(Generic[V_co]):
+    """Use `value` in place of the failed call's output."""
+
+    value: V_co
+
+
+@dataclass(frozen=True, slots=True)
+class Raise:
+    """Pass `error` (possibly a replacement) on to the next callback; the last one propagates."""
+
+    error: Exception
+
+
+BeforeResult: TypeAlias = Cont[C] | Halt[V]
+"""What a `before_*` hook may return: go on with a context, or halt with a value."""
+
+ErrorResult: TypeAlias = Retry[C] | Fallback[V] | Raise
+"""What an `on_*_error` hook may return: retry, fall back, or pass the error on."""

@@ -1,0 +1,181 @@
+"""Contexts handed to hooks and tools, the invocation they share, and session state.
+
+Contexts are frozen: a hook that wants a change returns `Cont(dataclasses.replace(ctx, ...))`,
+and the framework uses the context it gets back. Session state and invocation state are shared,
+mutable objects reached through the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from adk.agents.base import BaseAgent
+    from adk.events import Message
+    from adk.models.base import LlmRequest, Model
+    from adk.sessions.base import Session
+    from adk.tools import BaseTool
+
+__all__ = [
+    "AgentContext",
+    "Invocation",
+    "ModelContext",
+    "State",
+    "ToolContext",
+    "current_invocation",
+    "current_tool_call_id",
+]
+
+_MISSING: Any = object()
+
+
+class State(MutableMapping[str, Any]):
+    """Session state whose changes are recorded as a delta until the next event carries them.
+
+    Setting a key to None deletes it (the delta says `key: None`).
+    """
+
+    __slots__ = ("_base", "_delta")
+
+    def __init__(self, base: dict[str, Any]) -> None:
+        self._base = base
+        self._delta: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._delta.get(key, _MISSING)
+        if value is _MISSING:
+            return self._base[key]
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._delta[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._delta[key] = None
+
+    def __iter__(self) -> Iterator[str]:
+        for key in self._base:
+            if self._delta.get(key, _MISSING) is not None:
+                yield key
+        for key, value in self._delta.items():
+            if value is not None and key not in self._base:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"State({dict(self)!r}, delta={self._delta!r})"
+
+    @property
+    def has_delta(self) -> bool:
+        return bool(self._delta)
+
+    def take_delta(self) -> dict[str, Any]:
+        """Return the pending changes and start a new delta; the caller puts them on an event."""
+        delta, self._delta = self._delta, {}
+        return delta
+
+
+class Invocation:
+    """One run of the runner: its id, session, state, and whether it was ended.
+
+    Invocation state (`set_state` / `get_state` / `delete_state`) lives for this run only and is
+    shared by every agent, callback and tool in it; key per-call values by `tool_call_id` so that
+    concurrent tool calls don't collide.
+    """
+
+    __slots__ = ("_values", "ended", "invocation_id", "message", "session", "state")
+
+    def __init__(self, invocation_id: str, session: Session, message: Message) -> None:
+        self.invocation_id = invocation_id
+        self.session = session
+        self.message = message
+        self.state = State(session.state)
+        self.ended = False
+        self._values: dict[str, Any] = {}
+
+    def end_invocation(self) -> None:
+        """No further model calls or agents run in this invocation."""
+        self.ended = True
+
+    def set_state(self, key: str, value: Any) -> None:
+        self._values[key] = value
+
+    def get_state(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def delete_state(self, key: str) -> None:
+        self._values.pop(key, None)
+
+    def __repr__(self) -> str:
+        return f"Invocation({self.invocation_id!r}, session={self.session.id!r}, ended={self.ended})"
+
+
+_current_invocation: ContextVar[Invocation] = ContextVar("adk_invocation")
+_current_tool_call_id: ContextVar[str | None] = ContextVar("adk_tool_call_id", default=None)
+
+
+def current_invocation() -> Invocation:
+    """The invocation running in this task; usable from any callback or tool."""
+    try:
+        return _current_invocation.get()
+    except LookupError:
+        raise LookupError("current_invocation() called outside of a Runner run") from None
+
+
+def current_tool_call_id() -> str | None:
+    """The id of the tool call being handled in this task, or None outside a tool call."""
+    return _current_tool_call_id.get()
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    invocation: Invocation
+    agent: BaseAgent
+    branch: str
+
+    @property
+    def state(self) -> State:
+        """Session state; changes are carried on the next event and persisted with it."""
+        return self.invocation.state
+
+    @property
+    def invocation_id(self) -> str:
+        return self.invocation.invocation_id
+
+    def end_invocation(self) -> None:
+        """No further model calls or agents run in this invocation."""
+        self.invocation.end_invocation()
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext(_Context):
+    """Context of `before_agent` / `after_agent`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelContext(_Context):
+    """Context of the model hooks: `request` is what will be sent to `model`."""
+
+    request: LlmRequest
+    model: Model
+    attempt: int = 1
+    """1 for the first attempt; on_model_error sees the number of the attempt that failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext(_Context):
+    """Context of the tool hooks and of tools that ask for it."""
+
+    tool: BaseTool
+    args: dict[str, Any]
+    tool_call_id: str
+    attempt: int = 1

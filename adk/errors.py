@@ -1,0 +1,140 @@
+"""Errors raised by adk.
+
+AdkError
+ ├── CallbackError             a hook raised, or returned what its hook may not return
+ ├── CallbackRegistrationError an object is not a usable callback (also a TypeError)
+ ├── SessionBusyError          a second run on a session that is already running
+ ├── ToolError
+ │    ├── ToolNotFoundError    the model called a tool the agent does not have
+ │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
+ │    └── ToolRetry            raised by a tool: ask the model to correct its call
+ ├── RetriesExhausted          the retry policy said stop; carries the attempts and last error
+ └── ModelError                a model call failed; `transient` says if retrying may help
+      ├── RateLimitError       429; `retry_after` from the server          (transient)
+      ├── ServerError          5xx                                           (transient)
+      ├── ModelTimeoutError                                                  (transient)
+      ├── ModelConnectionError                                               (transient)
+      ├── StreamInterruptedError  a stream ended without a finish reason      (transient)
+      ├── BadRequestError      other 4xx
+      └── AuthenticationError  401 / 403
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "AdkError",
+    "AuthenticationError",
+    "BadRequestError",
+    "CallbackError",
+    "CallbackRegistrationError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelTimeoutError",
+    "RateLimitError",
+    "RetriesExhausted",
+    "ServerError",
+    "SessionBusyError",
+    "StreamInterruptedError",
+    "ToolArgumentsError",
+    "ToolError",
+    "ToolNotFoundError",
+    "ToolRetry",
+]
+
+
+class AdkError(Exception):
+    """Base of every error adk raises."""
+
+
+class CallbackError(AdkError):
+    """A hook raised, or returned a result its hook may not return.
+
+    Names the callback and the hook; the hook's own exception is `__cause__`.
+    """
+
+    def __init__(self, callback: str, hook: str, problem: str) -> None:
+        super().__init__(f"callback {callback} failed in {hook}: {problem}")
+        self.callback = callback
+        self.hook = hook
+        self.problem = problem
+
+
+class CallbackRegistrationError(AdkError, TypeError):
+    """An object passed as a callback has no hook, a misspelt hook, or cannot be instantiated."""
+
+
+class SessionBusyError(AdkError):
+    """A run was started on a session that another run is still using."""
+
+
+class ToolError(AdkError):
+    """A tool call could not be made or failed in a way the framework recognises."""
+
+
+class ToolNotFoundError(ToolError):
+    """The model asked for a tool the agent does not have."""
+
+
+class ToolArgumentsError(ToolError):
+    """The model's arguments for a tool are not a JSON object or violate the tool's schema."""
+
+    def __init__(self, tool: str, problems: list[str]) -> None:
+        super().__init__(f"invalid arguments for tool {tool!r}: " + "; ".join(problems))
+        self.tool = tool
+        self.problems = problems
+
+
+class ToolRetry(ToolError):
+    """Raised by a tool to ask the model to correct its call; the model sees the message."""
+
+
+class RetriesExhausted(AdkError):
+    """The retry policy allowed no further attempt."""
+
+    def __init__(self, attempts: int, last_error: BaseException) -> None:
+        super().__init__(f"gave up after {attempts} attempt(s): {type(last_error).__name__}: {last_error}")
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class ModelError(AdkError):
+    """A model call failed. `transient` errors are worth retrying; `retry_after` is the server's hint."""
+
+    transient: ClassVar[bool] = False
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+
+class RateLimitError(ModelError):
+    transient = True
+
+
+class ServerError(ModelError):
+    transient = True
+
+
+class ModelTimeoutError(ModelError):
+    transient = True
+
+
+class ModelConnectionError(ModelError):
+    transient = True
+
+
+class StreamInterruptedError(ModelError):
+    transient = True
+
+
+class BadRequestError(ModelError):
+    pass
+
+
+class AuthenticationError(ModelError):
+    pass

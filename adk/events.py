@@ -1,0 +1,248 @@
+"""Events and their parts: messages, tool calls, model responses (trpc-agent-go's shape).
+
+An `Event` is a model response (`LlmResponse`: choices with a full `message` or a streaming
+`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it and what it changes
+(`author`, `invocation_id`, `branch`, `actions`). Everything is pydantic, so an event round-trips
+through JSON without loss, which is how sessions store them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Choice",
+    "ErrorInfo",
+    "Event",
+    "EventActions",
+    "FunctionCall",
+    "LlmResponse",
+    "Message",
+    "ObjectType",
+    "ToolCall",
+    "ToolDeclaration",
+    "Usage",
+    "new_id",
+]
+
+
+def new_id() -> str:
+    """A fresh random identifier (uuid4 hex)."""
+    return uuid.uuid4().hex
+
+
+class ObjectType:
+    """The values of `Event.object`: what kind of event this is."""
+
+    CHAT_COMPLETION = "chat.completion"
+    CHAT_COMPLETION_CHUNK = "chat.completion.chunk"
+    ERROR = "error"
+    TOOL_RESPONSE = "tool.response"
+    AGENT_TRANSFER = "agent.transfer"
+    STATE_UPDATE = "state.update"
+    RUNNER_COMPLETION = "runner.completion"
+    ATTEMPT_DISCARDED = "attempt.discarded"
+    """A streamed attempt whose partial output went out was discarded: roll it back."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FunctionCall(_Model):
+    """The function a tool call names, with its arguments as the model sent them (JSON text)."""
+
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCall(_Model):
+    """One tool call requested by the model."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+    @classmethod
+    def of(cls, name: str, arguments: str = "{}", id: str | None = None) -> ToolCall:
+        """A tool call to `name` with JSON `arguments`; a fresh id unless one is given."""
+        return cls(id=id or f"call_{new_id()[:16]}", function=FunctionCall(name=name, arguments=arguments))
+
+
+class Message(_Model):
+    """A chat message: system instruction, user turn, assistant answer or tool result."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    """For a `tool` message: the id of the call it answers."""
+    name: str | None = None
+    """For a `tool` message: the tool's name."""
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        return cls(role="user", content=content)
+
+    @classmethod
+    def assistant(cls, content: str = "", tool_calls: list[ToolCall] | None = None) -> Message:
+        return cls(role="assistant", content=content, tool_calls=tool_calls or [])
+
+    @classmethod
+    def tool(cls, content: str, *, tool_call_id: str, name: str) -> Message:
+        return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
+
+
+class ToolDeclaration(_Model):
+    """What the model is told about a tool: its name, description and JSON schema."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class Choice(_Model):
+    """One choice of a model response: a full `message`, or a streaming `delta`."""
+
+    index: int = 0
+    message: Message | None = None
+    delta: Message | None = None
+    finish_reason: str | None = None
+
+
+class Usage(_Model):
+    """Token counts of a model call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class ErrorInfo(_Model):
+    """An error carried by an event: its type, its message and where it arose."""
+
+    type: str
+    message: str
+    where: str | None = None
+    """Where it arose: `model`, `tool:<name>`, `callback:<callback>.<hook>`, `agent:<name>`."""
+
+    @classmethod
+    def of(cls, error: BaseException, where: str | None = None) -> ErrorInfo:
+        return cls(type=type(error).__name__, message=str(error), where=where)
+
+
+class LlmResponse(_Model):
+    """A model's answer (or one streamed chunk of it), in chat-completions shape."""
+
+    id: str = Field(default_factory=new_id)
+    object: str = ObjectType.CHAT_COMPLETION
+    created: float = Field(default_factory=time.time)
+    model: str = ""
+    choices: list[Choice] = Field(default_factory=list)
+    usage: Usage | None = None
+    error: ErrorInfo | None = None
+    done: bool = False
+    """True on the last response of a model call (or of a run, for the runner's completion)."""
+    is_partial: bool = False
+    """True on a streamed chunk; partial events are never stored."""
+
+    @classmethod
+    def text(cls, content: str, **fields: Any) -> Self:
+        """A complete, non-partial response whose message is the assistant's `content`."""
+        return cls(
+            choices=[Choice(message=Message.assistant(content), finish_reason="stop")],
+            done=True,
+            **fields,
+        )
+
+    @classmethod
+    def calls(cls, *tool_calls: ToolCall, content: str = "", **fields: Any) -> Self:
+        """A complete response asking for `tool_calls`."""
+        message = Message.assistant(content, list(tool_calls))
+        return cls(choices=[Choice(message=message, finish_reason="tool_calls")], done=True, **fields)
+
+    @property
+    def message(self) -> Message | None:
+        """The first choice's full message, if any."""
+        return self.choices[0].message if self.choices else None
+
+    @property
+    def delta(self) -> Message | None:
+        """The first choice's streaming delta, if any."""
+        return self.choices[0].delta if self.choices else None
+
+    @property
+    def content(self) -> str:
+        """The text of the message (or of the delta, for a chunk); empty if none."""
+        m = self.message or self.delta
+        return m.content if m is not None else ""
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls of the full message (never of a delta)."""
+        m = self.message
+        return m.tool_calls if m is not None else []
+
+
+class EventActions(_Model):
+    """What an event changes: session state, control flow."""
+
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+    """Session-state changes; a key set to None is deleted."""
+    transfer_to_agent: str | None = None
+    escalate: bool = False
+    """Set by a child of a `LoopAgent` to end the loop."""
+
+
+class Event(LlmResponse):
+    """One step of an invocation, streamed by the runner and stored in the session."""
+
+    invocation_id: str = ""
+    author: str = ""
+    """The agent (or `user`) that produced the event."""
+    timestamp: float = Field(default_factory=time.time)
+    branch: str = ""
+    """Dotted path of agent names, distinct per `ParallelAgent` child."""
+    actions: EventActions = Field(default_factory=EventActions)
+    long_running_tool_ids: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def new(cls, invocation_id: str, author: str, **fields: Any) -> Event:
+        """A new event with a fresh id and timestamp."""
+        return cls(invocation_id=invocation_id, author=author, **fields)
+
+    @classmethod
+    def from_error(
+        cls,
+        invocation_id: str,
+        author: str,
+        error: BaseException | ErrorInfo,
+        *,
+        where: str | None = None,
+        **fields: Any,
+    ) -> Event:
+        """A final error event describing `error`."""
+        info = error if isinstance(error, ErrorInfo) else ErrorInfo.of(error, where)
+        return cls(
+            invocation_id=invocation_id,
+            author=author,
+            object=ObjectType.ERROR,
+            error=info,
+            done=True,
+            **fields,
+        )
+
+    @classmethod
+    def from_response(cls, invocation_id: str, author: str, response: LlmResponse, **fields: Any) -> Event:
+        """An event carrying a model response (a chunk or a complete one)."""
+        data = {name: getattr(response, name) for name in LlmResponse.model_fields}
+        data.update(fields)
+        return cls(invocation_id=invocation_id, author=author, **data)
+
+    def clone(self) -> Event:
+        """A deep copy: changing the clone never changes this event."""
+        return self.model_copy(deep=True)

@@ -1,0 +1,45 @@
+"""The model protocol: one async call that yields a response, streamed or not."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adk.events import LlmResponse, Message, ToolDeclaration
+
+__all__ = ["LlmRequest", "Model"]
+
+
+class LlmRequest(BaseModel):
+    """What is sent to a model. A `before_model` hook may return a changed copy in its context."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = ""
+    """The model name to ask for; empty means the model's own default."""
+    instruction: str = ""
+    """The system instruction, sent before `messages`."""
+    messages: list[Message] = Field(default_factory=list)
+    tools: list[ToolDeclaration] = Field(default_factory=list)
+    stream: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model: `generate` yields, for a streamed request, partial chunks then the full response.
+
+    Partial chunks have `is_partial=True` and a `delta`; the last response is complete
+    (`is_partial=False`, `done=True`, a full `message`). A non-streamed request yields exactly one
+    complete response. Failures are raised as exceptions, which `on_model_error` then sees.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]: ...

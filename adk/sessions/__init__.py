@@ -1,0 +1,6 @@
+"""Session stores: in-memory, and SQLite (the embedded default that survives a restart)."""
+
+from adk.sessions.base import Session, SessionService
+from adk.sessions.memory import InMemorySessionService
+
+__all__ = ["InMemorySessionService", "Session", "SessionService"]
