@@ -12,8 +12,9 @@ from typing import TypeAlias
 from adk.errors import AdkError
 from adk.events import Choice, LlmResponse, Message, ObjectType
 from adk.models.base import LlmRequest
+from adk.recovery import set_testing
 
-__all__ = ["ScriptError", "ScriptedModel", "Step"]
+__all__ = ["ScriptError", "ScriptedModel", "Step", "set_testing"]
 
 Step: TypeAlias = (
     "LlmResponse | str | Exception | Callable[[LlmRequest], LlmResponse | str | Awaitable[LlmResponse | str]]"
