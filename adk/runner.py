@@ -81,6 +81,9 @@ class Runner:
                 async with aclosing(self._events(invocation)) as events:
                     async for event in events:
                         yield event
+            except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
+                invocation._end(stopped)
+                raise
             finally:
                 # ValueError: finalised from another context (the consumer dropped the iterator)
                 with suppress(ValueError):
@@ -114,6 +117,7 @@ class Runner:
             if invocation.state.has_delta:
                 failure.actions.state_delta = invocation.state.take_delta()
             await store.append_event(session, failure)
+            invocation._end(error)
             yield failure
             return
         if invocation.state.has_delta:
@@ -121,6 +125,7 @@ class Runner:
             update.actions.state_delta = invocation.state.take_delta()
             await store.append_event(session, update)
             yield update
+        invocation._end(None)
         yield Event.new(
             invocation.invocation_id, self.agent.name, object=ObjectType.RUNNER_COMPLETION, done=True
         )
