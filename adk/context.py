@@ -104,6 +104,7 @@ class Invocation:
         "_outer",
         "_recovery",
         "_run_callbacks",
+        "_tool_retries",
         "_values",
         "ended",
         "escalated",
@@ -147,6 +148,7 @@ class Invocation:
         self._hooks: dict[int, Callbacks] = {}
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
+        self._tool_retries: dict[str, int] = {}
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
@@ -158,6 +160,11 @@ class Invocation:
                     hooks = hooks + part
             self._hooks[id(agent)] = hooks
         return hooks
+
+    def count_tool_retry(self, tool: str) -> int:
+        """Count one more `ToolRetry` from `tool` in this invocation; return the count so far."""
+        count = self._tool_retries[tool] = self._tool_retries.get(tool, 0) + 1
+        return count
 
     def recovery_for(self, policy: RetryPolicy) -> Callbacks:
         """`policy` as the callback that ends every error chain."""

@@ -13,14 +13,13 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Any
 
 from adk.agents.base import BaseAgent
-from adk.callbacks.chain import run_after, run_before, run_on_error
+from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
-from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
     AdkError,
-    RetriesExhausted,
     StreamInterruptedError,
     ToolArgumentsError,
     ToolNotFoundError,
@@ -30,7 +29,7 @@ from adk.errors import (
 )
 from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.models.base import LlmRequest, Model
-from adk.recovery import Attempts, RetryPolicy, sleep
+from adk.recovery import RetryPolicy, recover, sleep
 from adk.tools import BaseTool
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
@@ -192,32 +191,21 @@ class LlmAgent(BaseAgent):
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
                 break
             except Exception as error:
-                if not hooks.get("on_model_error"):
-                    locate(error, f"model:{mctx.model.name}")
-                    raise
-                decision = await run_on_error(hooks, "on_model_error", error, mctx)
+                locate(error, f"model:{mctx.model.name}")
+                decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+                if streamed:
+                    yield self._discarded(ctx, mctx)
                 match decision:
                     case Fallback(value=response):
-                        if streamed:
-                            yield self._discarded(ctx, mctx.attempt)
                         break
-                    case Retry(ctx=retry_ctx, delay=delay):
-                        wait = attempts.failed(error, delay)
-                        if wait is None:
-                            exhausted = RetriesExhausted(attempts.number, error)
-                            raise locate(exhausted, f"model:{mctx.model.name}") from error
-                        if streamed:
-                            yield self._discarded(ctx, mctx.attempt)
-                        await sleep(wait)
-                        mctx = dataclasses.replace(retry_ctx, attempt=attempts.number)
-                    case Raise(error=final):
-                        locate(final, f"model:{mctx.model.name}")
-                        raise final from (None if final is error else error)
+                    case Retry(ctx=mctx, delay=wait):
+                        await sleep(wait or 0.0)
         if hooks.get("after_model"):
             response = await run_after(hooks, "after_model", response, mctx)
         yield response
 
-    def _discarded(self, ctx: AgentContext, attempt: int) -> Event:
+    def _discarded(self, ctx: AgentContext, mctx: ModelContext) -> Event:
+        """Tells consumers to roll back the partial output of a failed streamed attempt."""
         return Event.new(
             ctx.invocation_id,
             self.name,
@@ -225,7 +213,9 @@ class LlmAgent(BaseAgent):
             object=ObjectType.ATTEMPT_DISCARDED,
             is_partial=True,
             error=ErrorInfo(
-                type="AttemptDiscarded", message=f"attempt {attempt} was discarded", where="model"
+                type="AttemptDiscarded",
+                message=f"attempt {mctx.attempt} on model {mctx.model.name!r} failed after partial output",
+                where=f"model:{mctx.model.name}",
             ),
         )
 
@@ -253,23 +243,19 @@ class LlmAgent(BaseAgent):
                 if tool is None:
                     raise _MissingTool(name, self.tools).error()
                 tctx = dataclasses.replace(tctx, args=_parse_arguments(name, call.function.arguments))
-            except ToolArgumentsError as e:
-                error = e
-            except ToolNotFoundError as e:
+            except (ToolArgumentsError, ToolNotFoundError) as e:
                 error = e
             if error is None:
                 halted, result, tctx = await self._before_tool(hooks, tctx)
                 if not halted:
                     result, tctx = await self._attempt_tool(hooks, policy, tctx)
             else:
-                result, tctx = await self._recover_tool(hooks, policy, tctx, error)
+                result, tctx = await self._attempt_tool(hooks, policy, tctx, error)
             if hooks.get("after_tool"):
                 result = await run_after(hooks, "after_tool", result, tctx)
             content, info = _result_text(result), None
-        except asyncio.CancelledError:
-            raise
         except Exception as e:
-            content = f"Error: {e}" if isinstance(e, ToolRetry) else f"Error: {type(e).__name__}: {e}"
+            content = self._error_text(ctx, tctx.tool, e)
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")
         finally:
             _current_tool_call_id.reset(token)
@@ -282,6 +268,18 @@ class LlmAgent(BaseAgent):
             error=info,
         )
 
+    def _error_text(self, ctx: AgentContext, tool: BaseTool, error: Exception) -> str:
+        """What the model is told of a failed tool call; a `ToolRetry` asks it to correct the call."""
+        if isinstance(error, ToolRetry):
+            count = ctx.invocation.count_tool_retry(tool.name)
+            if count <= tool.max_retries:
+                return f"Error: {error}. Correct the call and try again."
+            return (
+                f"Error: tool {tool.name!r} asked for a corrected call {count} times, more than its "
+                f"max_retries={tool.max_retries}; do not call it again. Last message: {error}"
+            )
+        return f"Error: {type(error).__name__}: {error}"
+
     async def _before_tool(self, hooks: Callbacks, tctx: ToolContext) -> tuple[bool, Any, ToolContext]:
         if not hooks.get("before_tool"):
             return False, None, tctx
@@ -292,41 +290,21 @@ class LlmAgent(BaseAgent):
                 return False, None, tctx
 
     async def _attempt_tool(
-        self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext
+        self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext, error: Exception | None = None
     ) -> tuple[Any, ToolContext]:
+        """Attempts of one tool call; `error` when the call could not even start (unknown tool, bad JSON)."""
         attempts = policy.attempts()
         while True:
-            try:
-                args = tctx.tool.validate(tctx.args)
-                return await tctx.tool.run(args, tctx), tctx
-            except Exception as error:
-                outcome = await self._decide(hooks, tctx, error, attempts)
-                if isinstance(outcome, ToolContext):
-                    tctx = outcome
-                    continue
-                return outcome[0], tctx
-
-    async def _recover_tool(
-        self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext, error: Exception
-    ) -> tuple[Any, ToolContext]:
-        """Recover from a call that could not even start (unknown tool, arguments not JSON)."""
-        outcome = await self._decide(hooks, tctx, error, policy.attempts())
-        if isinstance(outcome, ToolContext):
-            return await self._attempt_tool(hooks, policy, outcome)
-        return outcome[0], tctx
-
-    async def _decide(
-        self, hooks: Callbacks, tctx: ToolContext, error: Exception, attempts: Attempts
-    ) -> ToolContext | tuple[Any]:
-        """Ask the on_tool_error chain: a context to retry with, or a fallback result; else raise."""
-        match await run_on_error(hooks, "on_tool_error", error, tctx):
-            case Fallback(value=value):
-                return (value,)
-            case Retry(ctx=retry_ctx, delay=delay):
-                wait = attempts.failed(error, delay)
-                if wait is None:
-                    raise RetriesExhausted(attempts.number, error) from error
-                await sleep(wait)
-                return dataclasses.replace(retry_ctx, attempt=attempts.number)
-            case Raise(error=final):
-                raise final
+            if error is None:
+                try:
+                    args = tctx.tool.validate(tctx.args)
+                    return await tctx.tool.run(args, tctx), tctx
+                except Exception as e:
+                    error = e
+            locate(error, f"tool:{tctx.tool.name}")
+            match await recover(hooks, "on_tool_error", error, tctx, attempts):
+                case Fallback(value=value):
+                    return value, tctx
+                case Retry(ctx=tctx, delay=wait):
+                    await sleep(wait or 0.0)
+                    error = None
