@@ -19,7 +19,7 @@ from typing import Annotated, Any, Generic, ParamSpec, TypeVar, get_args, get_or
 
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import CoreSchema, to_json
+from pydantic_core import CoreSchema, ErrorDetails, to_json
 
 from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
@@ -121,7 +121,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
     def __repr__(self) -> str:
         return f"FunctionTool({self.name!r})"
 
-    def _problem(self, error: Any) -> str:
+    def _problem(self, error: ErrorDetails) -> str:
         loc = error["loc"]
         where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)[1:]
         match error["type"]:
@@ -213,8 +213,7 @@ def _name_of(fn: Callable[..., Any]) -> str:
 def _arguments_model(
     tool_name: str, fn: Callable[..., Any], param_docs: dict[str, str]
 ) -> tuple[type[BaseModel], dict[str, Any], tuple[str, ...], str | None]:
-    """A pydantic model of `fn`'s parameters, its JSON schema, the parameter names in order, and the
-    name of the ToolContext parameter.
+    """The arguments model of `fn`, its JSON schema, the parameter names, the ToolContext parameter.
 
     Fields are named `a0, a1, ...` with the parameter names as aliases, so that any parameter
     name works (`json`, `copy`, `_private` would clash with BaseModel or be private otherwise).
