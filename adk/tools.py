@@ -1,7 +1,7 @@
 """Tools: `BaseTool`, and `FunctionTool` / `@tool` that make one from a typed Python function.
 
-A `FunctionTool` builds a pydantic model of the function's parameters once, when it is created:
-the model gives the JSON schema the LLM sees and validates the arguments it sends back.
+A `FunctionTool` builds a pydantic validator of the function's parameters once, when it is
+created: it gives the JSON schema the LLM sees and validates the arguments it sends back.
 `parse_arguments` and `result_to_text` are the runtime's two ends of a tool call: the model's
 JSON text in, the tool's result out as text.
 """
@@ -15,11 +15,21 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Generic, ParamSpec, TypeVar, get_args, get_origin, overload
+from typing import Annotated, Any, Generic, NotRequired, ParamSpec, TypeVar, get_args, get_origin, overload
 
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+    with_config,
+)
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import CoreSchema, ErrorDetails, to_json
+from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
 from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
@@ -92,7 +102,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self._call: Callable[..., Any] = fn
         # type(fn).__call__ catches an instance whose __call__ is async.
         self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
-        self._model, schema, self._params, self._ctx_param = _arguments_model(self.name, fn, param_docs)
+        adapter, schema, self._params, self._ctx_param = _arguments_adapter(self.name, fn, param_docs)
+        self._validate_python = adapter.validate_python
         self._declaration = ToolDeclaration(name=self.name, description=self.description, parameters=schema)
 
     @property
@@ -102,10 +113,9 @@ class FunctionTool(BaseTool, Generic[P, R]):
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as the function takes them (a pydantic model parameter gets an instance)."""
         try:
-            validated = self._model.model_validate(args)
+            return self._validate_python(args)
         except ValidationError as e:
             raise ToolArgumentsError(self.name, [self._problem(error) for error in e.errors()]) from None
-        return dict(zip(self._params, vars(validated).values(), strict=True))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Call the function with validated `args` (and `ctx`, if it takes one); return its result."""
@@ -193,7 +203,9 @@ def result_to_text(result: Any) -> str:
 _VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _JSON_TYPES = (BaseModel, Mapping, list, tuple, set, frozenset, int, float, type(None))
 _ARGUMENTS_CONFIG = ConfigDict(extra="forbid")
-_Annotated: Any = Annotated  # subscripted with types known only at run time
+# Built from types known only at run time.
+_Annotated: Any = Annotated
+_TypedDict: Any = TypedDict
 
 
 class _ToolJsonSchema(GenerateJsonSchema):
@@ -210,13 +222,13 @@ def _name_of(fn: Callable[..., Any]) -> str:
     return name
 
 
-def _arguments_model(
+def _arguments_adapter(
     tool_name: str, fn: Callable[..., Any], param_docs: dict[str, str]
-) -> tuple[type[BaseModel], dict[str, Any], tuple[str, ...], str | None]:
-    """The arguments model of `fn`, its JSON schema, the parameter names, the ToolContext parameter.
+) -> tuple[TypeAdapter[dict[str, Any]], dict[str, Any], tuple[str, ...], str | None]:
+    """A validator of `fn`'s arguments, its JSON schema, the parameter names, the ToolContext parameter.
 
-    Fields are named `a0, a1, ...` with the parameter names as aliases, so that any parameter
-    name works (`json`, `copy`, `_private` would clash with BaseModel or be private otherwise).
+    The arguments are a TypedDict, so validation yields the keyword arguments directly and any
+    parameter name works (on a BaseModel, `json` or `_private` would clash or be private).
     """
     where = f"tool {tool_name!r} ({getattr(fn, '__qualname__', repr(fn))})"
     try:
@@ -224,7 +236,6 @@ def _arguments_model(
     except (NameError, TypeError, ValueError) as e:
         raise TypeError(f"{where}: cannot read its signature: {type(e).__name__}: {e}") from e
     fields: dict[str, Any] = {}
-    params: list[str] = []
     ctx_param: str | None = None
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -242,19 +253,25 @@ def _arguments_model(
         base, *metadata = (
             get_args(param.annotation) if get_origin(param.annotation) is Annotated else (param.annotation,)
         )
-        # Later metadata wins: the docstring's description, then the user's own Field()s, then our alias.
-        doc = [Field(description=param_docs[param.name])] if param.name in param_docs else []
-        annotation = _Annotated[(base, *doc, *metadata, Field(alias=param.name))]
-        fields[f"a{len(params)}"] = (annotation, ... if param.default is param.empty else param.default)
-        params.append(param.name)
+        # Later metadata wins: the docstring's description, then the user's Field()s, then the default.
+        if param.name in param_docs:
+            metadata.insert(0, Field(description=param_docs[param.name]))
+        default = param.default
+        if default is not param.empty:
+            metadata.append(default if isinstance(default, FieldInfo) else Field(default=default))
+        required = default is param.empty or (isinstance(default, FieldInfo) and default.is_required())
+        annotation = _Annotated[(base, *metadata)] if metadata else base
+        fields[param.name] = annotation if required else NotRequired[annotation]
     try:
-        model = create_model(tool_name, __config__=_ARGUMENTS_CONFIG, **fields)
-        schema = model.model_json_schema(schema_generator=_ToolJsonSchema)
+        adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(
+            with_config(_ARGUMENTS_CONFIG)(_TypedDict(tool_name, fields))
+        )
+        schema = adapter.json_schema(schema_generator=_ToolJsonSchema)
     except PydanticUserError as e:
         first_line = str(e).partition("\n")[0]
         raise TypeError(f"{where}: pydantic cannot describe its parameters: {first_line}") from e
     schema.pop("title", None)
-    return model, schema, tuple(params), ctx_param
+    return adapter, schema, tuple(fields), ctx_param
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

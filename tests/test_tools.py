@@ -203,6 +203,16 @@ def test_field_description_in_the_signature_beats_the_docstring() -> None:
     }
 
 
+def test_field_without_default_is_required_and_mutable_defaults_are_not_shared() -> None:
+    def f(a: int = Field(description="An a."), b: list[int] = []) -> None: ...  # noqa: B006 -- the point
+
+    t = FunctionTool(f)
+    assert t.declaration.parameters["required"] == ["a"]
+    assert problems_of(t, {}) == ["argument 'a': Field required"]
+    t.validate({"a": 1})["b"].append(2)
+    assert t.validate({"a": 1}) == {"a": 1, "b": []}
+
+
 def test_name_and_description_override() -> None:
     def f() -> None:
         """Docstring."""
