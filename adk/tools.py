@@ -235,6 +235,7 @@ def _arguments_adapter(
         signature = inspect.signature(fn, eval_str=True)
     except (NameError, TypeError, ValueError) as e:
         raise TypeError(f"{where}: cannot read its signature: {type(e).__name__}: {e}") from e
+    annotations: dict[str, Any] = {}
     fields: dict[str, Any] = {}
     ctx_param: str | None = None
     for param in signature.parameters.values():
@@ -260,7 +261,7 @@ def _arguments_adapter(
         if default is not param.empty:
             metadata.append(default if isinstance(default, FieldInfo) else Field(default=default))
         required = default is param.empty or (isinstance(default, FieldInfo) and default.is_required())
-        annotation = _Annotated[(base, *metadata)] if metadata else base
+        annotations[param.name] = annotation = _Annotated[(base, *metadata)] if metadata else base
         fields[param.name] = annotation if required else NotRequired[annotation]
     try:
         adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(
@@ -268,10 +269,19 @@ def _arguments_adapter(
         )
         schema = adapter.json_schema(schema_generator=_ToolJsonSchema)
     except PydanticUserError as e:
+        bad = next((f"parameter {n!r}" for n, a in annotations.items() if not _describable(a)), "it")
         first_line = str(e).partition("\n")[0]
-        raise TypeError(f"{where}: pydantic cannot describe its parameters: {first_line}") from e
+        raise TypeError(f"{where}: pydantic cannot describe {bad}: {first_line}") from e
     schema.pop("title", None)
     return adapter, schema, tuple(fields), ctx_param
+
+
+def _describable(annotation: Any) -> bool:
+    try:
+        TypeAdapter(annotation).json_schema()
+    except PydanticUserError:
+        return False
+    return True
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

@@ -405,6 +405,12 @@ async def test_decorator_with_options() -> None:
     assert await add.run({"a": 1, "b": 1}, make_ctx(add)) == 2
     assert repr(add) == "FunctionTool('sum_up')"
 
+    @tool()
+    def noop() -> None: ...
+
+    assert isinstance(noop, FunctionTool)
+    assert noop.name == "noop"
+
 
 # --- bad definitions ----------------------------------------------------------------------------
 
@@ -432,6 +438,9 @@ class NotPydantic:
 def arbitrary_type(thing: NotPydantic) -> None: ...
 
 
+def optional_context(a: int, ctx: ToolContext | None = None) -> None: ...
+
+
 def unresolvable(thing: "Missing") -> None: ...  # type: ignore[name-defined]  # noqa: F821
 
 
@@ -445,8 +454,9 @@ def unresolvable(thing: "Missing") -> None: ...  # type: ignore[name-defined]  #
         (two_contexts, "tool 'two_contexts' .*: parameters 'a' and 'b' both take ToolContext"),
         (
             arbitrary_type,
-            "tool 'arbitrary_type' .*: pydantic cannot describe its parameters: Unable to generate",
+            "tool 'arbitrary_type' .*: pydantic cannot describe parameter 'thing': Unable to generate",
         ),
+        (optional_context, "tool 'optional_context' .*: pydantic cannot describe parameter 'ctx': "),
         (unresolvable, "tool 'unresolvable' .*: cannot read its signature: NameError: name 'Missing'"),
     ],
 )
