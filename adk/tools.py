@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -28,7 +27,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import CoreSchema, ErrorDetails, to_json
+from pydantic_core import CoreSchema, ErrorDetails, from_json, to_json
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
 from adk.context import ToolContext
@@ -89,7 +88,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
     ) -> None:
         self.fn = fn
         self.name = name if name is not None else _name_of(fn)
-        if not _VALID_NAME.fullmatch(self.name):
+        if not re.fullmatch(_VALID_NAME, self.name):
             raise ValueError(
                 f"tool name {self.name!r} is not valid: use 1-64 letters, digits, '_' or '-'"
                 + ("" if name is not None else "; pass name=...")
@@ -179,8 +178,8 @@ def parse_arguments(tool_name: str, raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        args = json.loads(raw)
-    except json.JSONDecodeError as e:
+        args = from_json(raw)
+    except ValueError as e:
         raise ToolArgumentsError(
             tool_name, [f"arguments are not valid JSON ({e}): {_short_repr(raw)}"]
         ) from None
@@ -200,7 +199,7 @@ def result_to_text(result: Any) -> str:
     return str(result)
 
 
-_VALID_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_VALID_NAME = r"[A-Za-z0-9_-]{1,64}"
 _JSON_TYPES = (BaseModel, Mapping, list, tuple, set, frozenset, int, float, type(None))
 _ARGUMENTS_CONFIG = ConfigDict(extra="forbid")
 # Built from types known only at run time.
@@ -305,17 +304,15 @@ def _json_kind(value: Any) -> str:
 
 # Docstring sections whose entries describe parameters (Google style, NumPy style).
 _PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"}
-_GOOGLE_SECTION = re.compile(
-    r"(args|arguments|parameters|params|keyword args|keyword arguments|other parameters|returns?|"
-    r"yields?|raises|examples?|notes?|attributes|see also|warnings?|todo|references):\s*",
-    re.IGNORECASE,
+# Patterns, not compiled ones: `re` compiles and caches them on first use, so importing adk doesn't.
+_GOOGLE_SECTION = (
+    r"(?i:args|arguments|parameters|params|keyword args|keyword arguments|other parameters|returns?|"
+    r"yields?|raises|examples?|notes?|attributes|see also|warnings?|todo|references):\s*"
 )
-_NUMPY_UNDERLINE = re.compile(r"-{3,}\s*")
-_SPHINX_PARAM = re.compile(
-    r":(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+):\s*(.*)"
-)
-_GOOGLE_ENTRY = re.compile(r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)")
-_NUMPY_ENTRY = re.compile(r"(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?")
+_NUMPY_UNDERLINE = r"-{3,}\s*"
+_SPHINX_PARAM = r":(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+):\s*(.*)"
+_GOOGLE_ENTRY = r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)"
+_NUMPY_ENTRY = r"(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?"
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -326,19 +323,21 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _GOOGLE_SECTION.fullmatch(line):
+        if re.fullmatch(_GOOGLE_SECTION, line):
             end = _section_end(lines, i + 1, lambda j: bool(lines[j]) and not lines[j][0].isspace())
             if line.rstrip()[:-1].lower() in _PARAM_SECTIONS:
                 params.update(_entries(lines[i + 1 : end], _GOOGLE_ENTRY, description_inline=True))
-        elif line and i + 1 < len(lines) and _NUMPY_UNDERLINE.fullmatch(lines[i + 1]):
+        elif line and i + 1 < len(lines) and re.fullmatch(_NUMPY_UNDERLINE, lines[i + 1]):
             end = _section_end(
-                lines, i + 2, lambda j: j + 1 < len(lines) and bool(_NUMPY_UNDERLINE.fullmatch(lines[j + 1]))
+                lines,
+                i + 2,
+                lambda j: j + 1 < len(lines) and bool(re.fullmatch(_NUMPY_UNDERLINE, lines[j + 1])),
             )
             if line.strip().lower() in _PARAM_SECTIONS:
                 params.update(_entries(lines[i + 2 : end], _NUMPY_ENTRY, description_inline=False))
         elif line.startswith(":"):
             end = _section_end(lines, i + 1, lambda j: not lines[j][:1].isspace())
-            if m := _SPHINX_PARAM.fullmatch(line):
+            if m := re.fullmatch(_SPHINX_PARAM, line):
                 params[m[1]] = _join([m[2], *lines[i + 1 : end]])
         else:
             i += 1
@@ -352,7 +351,7 @@ def _section_end(lines: list[str], start: int, ends_at: Callable[[int], bool]) -
     return next((j for j in range(start, len(lines)) if ends_at(j)), len(lines))
 
 
-def _entries(body: list[str], entry: re.Pattern[str], *, description_inline: bool) -> dict[str, str]:
+def _entries(body: list[str], entry: str, *, description_inline: bool) -> dict[str, str]:
     """Parameter entries of a section body: a line at the body's indent, then deeper continuations."""
     indents = [len(line) - len(line.lstrip()) for line in body if line.strip()]
     if not indents:
@@ -369,7 +368,7 @@ def _entries(body: list[str], entry: re.Pattern[str], *, description_inline: boo
         if names and (text := _join(parts)):
             entries.update(dict.fromkeys(names, text))
         names, parts = [], []
-        if line.strip() and (m := entry.fullmatch(line.strip())):
+        if line.strip() and (m := re.fullmatch(entry, line.strip())):
             names = [name.strip().lstrip("*") for name in m[1].split(",")]
             parts = [m[2]] if description_inline else []
     return entries

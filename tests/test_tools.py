@@ -489,7 +489,7 @@ def test_parse_arguments(raw: str, expected: dict[str, Any]) -> None:
     [
         (
             '{"city": ',
-            "arguments are not valid JSON (Expecting value: line 1 column 10 (char 9)): '{\"city\": '",
+            "arguments are not valid JSON (EOF while parsing a value at line 1 column 9): '{\"city\": '",
         ),
         ("[1, 2]", "arguments must be a JSON object, got a JSON array: '[1, 2]'"),
         ('"Paris"', "arguments must be a JSON object, got a JSON string: '\"Paris\"'"),
