@@ -96,11 +96,11 @@ class SqliteSessionService:
             conn.execute(begin)
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     async def get_or_create(self, user_id: str, session_id: str) -> Session:
         with self._transaction() as conn:
@@ -140,24 +140,25 @@ class SqliteSessionService:
         text = _event_json(event)
         delta = event.actions.state_delta
         with self._transaction() as conn:
-            row = conn.execute(
-                "SELECT pk, last_seq, state FROM sessions WHERE user_id = ? AND id = ?",
-                (session.user_id, session.id),
-            ).fetchone()
+            query = "SELECT pk, last_seq FROM sessions WHERE user_id = ? AND id = ?"
+            row = conn.execute(query, (session.user_id, session.id)).fetchone()
             if row is None:
                 raise missing_session(f"session store {self.path!r}", session)
-            pk, seq, state = row
+            pk, seq = row
             seq += 1
             conn.execute("INSERT INTO events (session, seq, event) VALUES (?, ?, ?)", (pk, seq, text))
-            if delta:
+            if not delta:
+                update = (seq, event.timestamp, pk)
+                conn.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE pk = ?", update)
+            else:
                 # Applied to the stored state, not to `session.state`, which may be stale.
+                (state,) = conn.execute("SELECT state FROM sessions WHERE pk = ?", (pk,)).fetchone()
                 stored: dict[str, Any] = pydantic_core.from_json(state)
                 apply_state_delta(stored, delta)
-                state = pydantic_core.to_json(stored).decode()
-            conn.execute(
-                "UPDATE sessions SET last_seq = ?, state = ?, updated_at = ? WHERE pk = ?",
-                (seq, state, event.timestamp, pk),
-            )
+                conn.execute(
+                    "UPDATE sessions SET last_seq = ?, state = ?, updated_at = ? WHERE pk = ?",
+                    (seq, pydantic_core.to_json(stored).decode(), event.timestamp, pk),
+                )
         apply_event(session, event)
 
     async def delete(self, user_id: str, session_id: str) -> None:
@@ -199,7 +200,7 @@ def _event_json(event: Event) -> str:
                 pydantic_core.to_json(value)
             except pydantic_core.PydanticSerializationError:
                 raise TypeError(
-                    f"cannot store event {event.id}: state_delta[{key!r}] is a {type(value).__name__},"
-                    " which is not JSON-serializable"
+                    f"cannot store event {event.id}: state_delta[{key!r}] holds a {type(value).__name__},"
+                    " which JSON cannot represent"
                 ) from e
         raise

@@ -138,7 +138,8 @@ async def test_a_state_value_json_cannot_hold_is_refused_and_nothing_changes(tmp
         await store.append_event(session, delta_event(1, ok=1))
         bad = delta_event(2, fine="yes", handle=object())
 
-        with pytest.raises(TypeError, match=r"cannot store event e2: state_delta\['handle'\] is a object"):
+        message = r"cannot store event e2: state_delta\['handle'\] holds a object, which JSON cannot"
+        with pytest.raises(TypeError, match=message):
             await store.append_event(session, bad)
 
         assert session.state == {"ok": 1}
