@@ -21,7 +21,7 @@ adk demo: an assistant with a weather tool, a guardrail and recovery; scripted m
 ── a tool call
 you: What's the weather in Paris?
   ⚙ get_weather(city="Paris")
-  ↳ {"city": "Paris", "temp_c": 18, "sky": "sunny"}
+  ↳ {"city":"Paris","temp_c":18,"sky":"sunny"}
 assistant: It's 18°C and sunny in Paris.
 
 ── a guardrail halts the model call
@@ -33,7 +33,7 @@ assistant: Sorry, I can't help with anything about passwords.
 you: And the weather in Tokyo?
   ↻ model primary failed (ServerError: 503 Service Unavailable); retrying in 0.20 s (attempt 2)
   ⚙ get_weather(city="Tokyo")
-  ↳ {"city": "Tokyo", "temp_c": 24, "sky": "cloudy"}
+  ↳ {"city":"Tokyo","temp_c":24,"sky":"cloudy"}
 assistant: It's 24°C and cloudy in Tokyo.
 
 ── the primary model fails for good; the agent falls back to the backup
