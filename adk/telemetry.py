@@ -11,12 +11,14 @@ another callback changes or halts it. Spans nest as the work does:
 
 Attributes to filter on: `adk.invocation_id`, `adk.session_id`, `adk.user_id`, `adk.agent`,
 `adk.branch`, `adk.model` (the model that answered), `adk.tool`, `adk.tool_call_id`, `adk.attempt`
-(of the final attempt) and `adk.halted` (a callback answered instead of the model). A span whose
-call failed, or that was still open when the run failed, has an error status.
+(of the final attempt), `adk.halted` (a callback answered instead of the model) and `adk.stopped`
+(still open when the consumer stopped the run). A span whose call failed, or that was still open
+when the run failed, has an error status.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -80,14 +82,21 @@ class Tracing:
         return found
 
     def _end(self, invocation: Invocation, t: _Trace, error: BaseException | None) -> None:
-        """Close whatever is still open when the run ends; if it failed, those spans failed."""
+        """Close whatever is still open when the run ends; if it failed, those spans failed.
+
+        A run stopped by its consumer (or cancelled) did not fail: its open spans are marked
+        `adk.stopped` instead.
+        """
         open_spans = [span for _, span, _ in t.tools.values()] + list(t.models.values())
         for stack in t.agents.values():
             open_spans.extend(span for _, span in reversed(stack))
-        if error is not None:
+        stopped = isinstance(error, GeneratorExit | asyncio.CancelledError)
+        if error is not None and not stopped:
             t.root.record_exception(error)
         for span in [*open_spans, t.root]:
-            if error is not None:
+            if stopped:
+                span.set_attribute("adk.stopped", True)
+            elif error is not None:
                 _fail(span, error)
             span.end()
         invocation.delete_state(self._key)

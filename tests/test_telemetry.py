@@ -171,6 +171,25 @@ async def test_a_failed_run_fails_every_open_span(tracing: Tracing, exporter: In
     assert [e.name for e in named(spans, "invocation a").events] == ["exception"]
 
 
+async def test_a_run_stopped_by_its_consumer_closes_its_spans_without_error(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    runner = Runner(LlmAgent("a", model=ScriptedModel(["hello"])), callbacks=[tracing])
+    run = runner.run("u", "s", "hi")
+    async for event in run:
+        if event.content == "hello":
+            break  # the answer is in: stop before the run is over
+    await run.aclose()
+    spans = exporter.get_finished_spans()
+    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
+    assert [(s.name, (s.attributes or {}).get("adk.stopped")) for s in spans] == [
+        ("model scripted", None),
+        ("agent a", True),
+        ("invocation a", True),
+    ]
+    assert all(s.status.status_code is StatusCode.UNSET for s in spans)
+
+
 class Guard:
     def before_model(self, ctx: ModelContext) -> Cont[ModelContext] | Halt[LlmResponse]:
         return Halt(LlmResponse.text("no"))
