@@ -1,5 +1,6 @@
 """adk: an agent development kit with a typed, Elixir-style callback system and error recovery."""
 
+from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -64,6 +65,8 @@ from adk.events import (
     Usage,
 )
 from adk.models.base import LlmRequest, Model
+from adk.recovery import RetryPolicy, is_transient
+from adk.runner import Runner
 from adk.sessions import InMemorySessionService, Session, SessionService
 from adk.tools import BaseTool
 
@@ -74,6 +77,7 @@ __all__ = [
     "AfterTool",
     "AgentContext",
     "AnyCallback",
+    "BaseAgent",
     "BaseTool",
     "BeforeAgent",
     "BeforeAgentResult",
@@ -98,8 +102,11 @@ __all__ = [
     "Halt",
     "InMemorySessionService",
     "Invocation",
+    "LlmAgent",
     "LlmRequest",
     "LlmResponse",
+    "LoopAgent",
+    "MaxIterationsExceeded",
     "Message",
     "Model",
     "ModelContext",
@@ -109,9 +116,13 @@ __all__ = [
     "OnModelErrorResult",
     "OnToolError",
     "OnToolErrorResult",
+    "ParallelAgent",
     "Raise",
     "RetriesExhausted",
     "Retry",
+    "RetryPolicy",
+    "Runner",
+    "SequentialAgent",
     "Session",
     "SessionBusyError",
     "SessionService",
@@ -126,6 +137,7 @@ __all__ = [
     "Usage",
     "current_invocation",
     "current_tool_call_id",
+    "is_transient",
     "run_after",
     "run_before",
     "run_on_error",
