@@ -28,7 +28,7 @@ from adk.callbacks.chain import run_on_error
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
-from adk.errors import ModelError, RetriesExhausted
+from adk.errors import ModelError, RetriesExhausted, locate, where
 from adk.events import LlmResponse
 from adk.models.base import Model
 
@@ -59,6 +59,8 @@ def is_transient(error: BaseException) -> bool:
 
 class Testing(contextlib.AbstractContextManager["Testing"]):
     """The state of the testing switch; as a context manager, it restores the previous one on exit."""
+
+    __test__ = False  # not a pytest test class, though users import it into test modules
 
     def __init__(self, enabled: bool, attempts: int | None, previous: Testing | None) -> None:
         self.enabled = enabled
@@ -108,7 +110,7 @@ class RetryPolicy:
     """
 
     stop: stop_base = field(default_factory=lambda: tenacity.stop_after_attempt(3))
-    wait: wait_base = field(default_factory=lambda: tenacity.wait_exponential_jitter(initial=0.5, max=30))
+    wait: wait_base = field(default_factory=lambda: tenacity.wait_exponential_jitter(multiplier=0.5, max=30))
     retry: retry_base = field(default_factory=lambda: tenacity.retry_if_exception(is_transient))
     honor_retry_after: bool = True
     """Wait at least the server's Retry-After (capped by `max_retry_after`)."""
@@ -201,7 +203,7 @@ async def recover(
                     return Retry(dataclasses.replace(new, attempt=attempts.number), wait)
                 if isinstance(error, RetriesExhausted):
                     raise error
-                error = RetriesExhausted(attempts.number, error)
+                error = locate(RetriesExhausted(attempts.number, error), where(error) or hook)
             case Raise(error=final):
                 raise final
 
