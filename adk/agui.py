@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
@@ -515,7 +515,7 @@ class _Endpoint:
         ):
             raise error  # a failure to send, not of the run (the run's failures are RUN_ERROR events)
 
-    async def _stream(self, run: RunAgentInput, message: str, user_id: str) -> AsyncIterator[bytes]:
+    async def _stream(self, run: RunAgentInput, message: str, user_id: str) -> AsyncGenerator[bytes, None]:
         from ag_ui.encoder import EventEncoder
 
         encode = EventEncoder().encode
@@ -546,14 +546,14 @@ class _Endpoint:
             yield "".join(map(encode, out)).encode()
 
 
-async def _pump(chunks: AsyncIterator[bytes], send: Send) -> None:
+async def _pump(chunks: AsyncGenerator[bytes, None], send: Send) -> None:
     """Send `chunks` as the response body, and close them however this ends."""
     try:
         async for chunk in chunks:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        await chunks.aclose()  # type: ignore[attr-defined]  # an async generator
+        await chunks.aclose()
 
 
 async def _disconnected(receive: Receive) -> None:
