@@ -91,13 +91,35 @@ async def test_tool_calls_follow_the_streamed_text_and_are_parented_to_its_messa
         {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Checking"},
         {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
-        {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "weather", "parentMessageId": "id1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
         {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
         {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
-        {"type": "TOOL_CALL_START", "toolCallId": "call_2", "toolCallName": "clock", "parentMessageId": "id1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_2",
+            "toolCallName": "clock",
+            "parentMessageId": "id1",
+        },
         {"type": "TOOL_CALL_END", "toolCallId": "call_2"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "id2", "toolCallId": "call_1", "content": '{"temp": 21}', "role": "tool"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "id3", "toolCallId": "call_2", "content": '"noon"', "role": "tool"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id2",
+            "toolCallId": "call_1",
+            "content": '{"temp": 21}',
+            "role": "tool",
+        },
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id3",
+            "toolCallId": "call_2",
+            "content": '"noon"',
+            "role": "tool",
+        },
         run_finished(),
     ]
 
@@ -106,7 +128,12 @@ async def test_tool_calls_without_text_get_a_parent_message_id_of_their_own() ->
     events = [complete("", ToolCall.of("weather", "{}", id="call_1")), completion()]
     assert await translate(events) == [
         *START,
-        {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "weather", "parentMessageId": "id1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
         {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": "{}"},
         {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
         run_finished(),
@@ -135,13 +162,31 @@ async def test_a_complete_text_unlike_the_streamed_one_is_corrected_by_a_message
 async def test_a_discarded_attempt_ends_its_message_and_a_snapshot_drops_it() -> None:
     client = [UserMessage(id="u1", content="hi")]
     events = [complete("", ToolCall.of("weather", "{}", id="call_1")), tool_response("call_1", "21")]
-    events += [chunk("The wea"), discarded(), chunk("It is"), chunk(" 21"), complete("It is 21"), completion()]
+    events += [
+        chunk("The wea"),
+        discarded(),
+        chunk("It is"),
+        chunk(" 21"),
+        complete("It is 21"),
+        completion(),
+    ]
     assert await translate(events, messages=client) == [
         *START,
-        {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "weather", "parentMessageId": "id1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
         {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": "{}"},
         {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "id2", "toolCallId": "call_1", "content": "21", "role": "tool"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id2",
+            "toolCallId": "call_1",
+            "content": "21",
+            "role": "tool",
+        },
         {"type": "TEXT_MESSAGE_START", "messageId": "id3", "role": "assistant", "name": "helper"},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": "The wea"},
         {"type": "TEXT_MESSAGE_END", "messageId": "id3"},
@@ -154,7 +199,11 @@ async def test_a_discarded_attempt_ends_its_message_and_a_snapshot_drops_it() ->
                     "role": "assistant",
                     "name": "helper",
                     "toolCalls": [
-                        {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": "{}"},
+                        }
                     ],
                 },
                 {"id": "id2", "role": "tool", "content": "21", "toolCallId": "call_1"},
@@ -196,7 +245,7 @@ async def test_branches_stream_into_separate_messages() -> None:
 
 async def test_state_deltas_become_json_patch_adds_and_removes() -> None:
     events = [state_update(city="Paris", **{"a/b~c": 1}), state_update(city=None, gone=None, unit="C")]
-    assert await translate(events + [completion()], {"gone": True}) == [
+    assert await translate([*events, completion()], {"gone": True}) == [
         run_started(),
         snapshot({"gone": True}),
         {
@@ -224,7 +273,13 @@ async def test_a_delta_riding_on_another_event_follows_that_events_translation()
     done = completion()
     done.actions.state_delta["n"] = 1
     assert (await translate([result, state_update(nothing=None), done]))[2:] == [
-        {"type": "TOOL_CALL_RESULT", "messageId": "id1", "toolCallId": "call_1", "content": "21", "role": "tool"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id1",
+            "toolCallId": "call_1",
+            "content": "21",
+            "role": "tool",
+        },
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last", "value": 21}]},
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]},
         run_finished(),
@@ -273,7 +328,12 @@ async def test_a_real_streamed_tool_run_translates_to_the_complete_sequence() ->
     out += await t.finish()
     assert wire(out) == [
         *START,
-        {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "weather", "parentMessageId": "id1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
         {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
         {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
         {

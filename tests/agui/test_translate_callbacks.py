@@ -171,7 +171,10 @@ async def test_continue_on_error_lets_another_replacement_win_and_logs_the_error
     with caplog.at_level(logging.WARNING):
         out = await run([Broken(trace), Tag(trace, "t")], [], continue_on_error=True)
     assert out[0] == {**run_started(), "metadata": {"by": "t", "run": "r1"}}
-    assert trace[:2] == [("broken", "after_translate", "RUN_STARTED"), ("t", "after_translate", "RUN_STARTED")]
+    assert trace[:2] == [
+        ("broken", "after_translate", "RUN_STARTED"),
+        ("t", "after_translate", "RUN_STARTED"),
+    ]
     assert "callback Broken failed in after_translate" in caplog.text
 
 
@@ -205,6 +208,7 @@ def test_hooks_are_resolved_at_registration_and_misspellings_are_refused() -> No
         def after_translte(self, event: BaseEvent, ctx: TranslateContext) -> None:
             return None
 
-    with pytest.raises(CallbackRegistrationError, match="'after_translte' that looks like the hook 'after_translate'"):
+    with pytest.raises(
+        CallbackRegistrationError, match="'after_translte' that looks like the hook 'after_translate'"
+    ):
         AguiTranslator(CTX, [Misspelt()])
-
