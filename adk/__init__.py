@@ -68,7 +68,7 @@ from adk.models.base import LlmRequest, Model
 from adk.recovery import RetryPolicy, is_transient
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, Session, SessionService
-from adk.tools import BaseTool
+from adk.tools import BaseTool, FunctionTool, tool
 
 __all__ = [
     "AdkError",
@@ -99,6 +99,7 @@ __all__ = [
     "EventActions",
     "Fallback",
     "FunctionCall",
+    "FunctionTool",
     "Halt",
     "InMemorySessionService",
     "Invocation",
@@ -141,4 +142,5 @@ __all__ = [
     "run_after",
     "run_before",
     "run_on_error",
+    "tool",
 ]
