@@ -30,11 +30,10 @@ from adk.events import (
     Message,
     ObjectType,
     ToolCall,
-    ToolDeclaration,
 )
 from adk.models.base import LlmRequest
 from adk.testing import ScriptedModel
-from adk.tools import BaseTool
+from adk.tools import tool
 
 INV = "r1"
 AUTHOR = "helper"
@@ -111,19 +110,11 @@ def completion() -> Event:
 CTX = TranslateContext(thread_id="t1", run_id=INV, invocation_id=INV)
 
 
-class WeatherTool(BaseTool):
-    """Reports sunny weather for `city` and remembers the city in session state."""
-
-    name = "weather"
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-        return ToolDeclaration(name=self.name, description="The weather in a city.", parameters=schema)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        ctx.state["last_city"] = args["city"]
-        return {"city": args["city"], "sky": "sunny"}
+@tool
+def weather(city: str, ctx: ToolContext) -> dict[str, str]:
+    """The weather in a city; remembers the city in session state."""
+    ctx.state["last_city"] = city
+    return {"city": city, "sky": "sunny"}
 
 
 class FlakyStream:

@@ -19,7 +19,7 @@ from adk.events import Event, LlmResponse, ObjectType, ToolCall
 from adk.models.base import Model
 from adk.runner import Runner
 from adk.testing import ScriptedModel
-from tests.agui.support import Hanging, WeatherTool, post_run, run_input, serving, stable_ids
+from tests.agui.support import Hanging, post_run, run_input, serving, stable_ids, weather
 
 PATH = "/agui"
 
@@ -30,7 +30,7 @@ def weather_script() -> ScriptedModel:
 
 
 def make_runner(model: Model) -> Runner:
-    return Runner(LlmAgent("helper", model=model, tools=[WeatherTool()]))
+    return Runner(LlmAgent("helper", model=model, tools=[weather]))
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ WEATHER_RUN = [
         "type": "TOOL_CALL_RESULT",
         "messageId": "id2",
         "toolCallId": "call_1",
-        "content": '{"city": "Paris", "sky": "sunny"}',
+        "content": '{"city":"Paris","sky":"sunny"}',
         "role": "tool",
     },
     {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},

@@ -20,7 +20,7 @@ from adk.agui import create_app
 from adk.events import LlmResponse, ToolCall
 from adk.runner import Runner
 from adk.testing import ScriptedModel, set_testing
-from tests.agui.support import FlakyStream, WeatherTool, serving, stable_ids
+from tests.agui.support import FlakyStream, serving, stable_ids, weather
 
 JS = Path(__file__).parent / "js"
 
@@ -59,7 +59,7 @@ def run_client(url: str, thread: str, run: str, text: str) -> dict[str, Any]:
 def test_the_official_client_receives_a_valid_streamed_tool_run_with_a_discarded_attempt() -> None:
     call = ToolCall.of("weather", '{"city": "Paris"}', id="call_1")
     script = ScriptedModel([LlmResponse.calls(call, content="Checking"), "Sunny in Paris"])
-    runner = Runner(LlmAgent("helper", model=FlakyStream("Let me th", script), tools=[WeatherTool()]))
+    runner = Runner(LlmAgent("helper", model=FlakyStream("Let me th", script), tools=[weather]))
     with set_testing(True), serving(create_app(runner, path="/agui")) as url:
         seen = run_client(url, "t1", "r1", "Weather in Paris?")
     n = len(seen["events"])
@@ -109,7 +109,7 @@ def test_the_official_client_receives_a_valid_streamed_tool_run_with_a_discarded
                 }
             ],
         },
-        {"id": "id3", "role": "tool", "toolCallId": "call_1", "content": '{"city": "Paris", "sky": "sunny"}'},
+        {"id": "id3", "role": "tool", "toolCallId": "call_1", "content": '{"city":"Paris","sky":"sunny"}'},
         {"id": "id4", "role": "assistant", "content": "Sunny in Paris", "name": "helper"},
     ]
     assert seen["state"] == {"last_city": "Paris"}

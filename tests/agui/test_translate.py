@@ -13,7 +13,6 @@ from adk.runner import Runner
 from adk.testing import ScriptedModel
 from tests.agui.support import (
     CTX,
-    WeatherTool,
     chunk,
     complete,
     completion,
@@ -23,6 +22,7 @@ from tests.agui.support import (
     run_started,
     state_update,
     tool_response,
+    weather,
     wire,
 )
 
@@ -320,7 +320,7 @@ async def test_a_real_streamed_tool_run_translates_to_the_complete_sequence() ->
     model = ScriptedModel(
         [LlmResponse.calls(ToolCall.of("weather", '{"city": "Paris"}', id="call_1")), "Sunny in Paris"]
     )
-    runner = Runner(LlmAgent("helper", model=model, tools=[WeatherTool()]))
+    runner = Runner(LlmAgent("helper", model=model, tools=[weather]))
     t = AguiTranslator(CTX, messages=[UserMessage(id="u1", content="Weather?")])
     out = await t.start({})
     async for event in runner.run("u", "t1", "Weather?", stream=True, invocation_id="r1"):
@@ -340,7 +340,7 @@ async def test_a_real_streamed_tool_run_translates_to_the_complete_sequence() ->
             "type": "TOOL_CALL_RESULT",
             "messageId": "id2",
             "toolCallId": "call_1",
-            "content": '{"city": "Paris", "sky": "sunny"}',
+            "content": '{"city":"Paris","sky":"sunny"}',
             "role": "tool",
         },
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},
