@@ -19,7 +19,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from adk.callbacks.chain import _bad_result, _failed, _log_dropped
 from adk.callbacks.registry import Callbacks, HookImpl
@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,20 +88,20 @@ TranslateCallback: TypeAlias = BeforeTranslate | AfterTranslate | type[BeforeTra
 async def _replace(
     impls: tuple[HookImpl, ...],
     hook: str,
-    value: Any,
+    value: V,
     ctx: TranslateContext,
-    allowed: type,
+    allowed: type[V],
     allowed_name: str,
     continue_on_error: bool,
     continue_on_response: bool,
-) -> Any:
+) -> V:
     """Offer `value` to each hook: the first replacement wins (the last, when continuing on response).
 
     Every hook sees the original `value`. Errors follow `run_before`'s rules: by default the
     first one stops the chain; with `continue_on_error` a replacement from another hook wins over
     it, and without one the first error is raised when the chain ends.
     """
-    replacement: Any = None
+    replacement: V | None = None
     first_error: CallbackError | None = None
     for impl in impls:
         try:
@@ -396,15 +398,13 @@ class AguiTranslator:
 
     def _end(self, out: list[BaseEvent], error: ErrorInfo | None) -> None:
         """RUN_ERROR for `error`; else END for every open message, then RUN_FINISHED."""
-        from ag_ui.core import AssistantMessage, RunFinishedEvent, TextMessageEndEvent
+        from ag_ui.core import RunFinishedEvent, TextMessageEndEvent
 
         self._done = True
         if error is not None:
             out.append(_run_error(error))
             return
-        for text in self._open.values():
-            out.append(TextMessageEndEvent(message_id=text.id))
-            self._messages.append(AssistantMessage(id=text.id, content="".join(text.parts), name=text.name))
+        out.extend(TextMessageEndEvent(message_id=text.id) for text in self._open.values())
         self._open.clear()
         out.append(RunFinishedEvent(thread_id=self.ctx.thread_id, run_id=self.ctx.run_id))
 
@@ -488,7 +488,7 @@ class _Endpoint:
         self.continue_on_response = continue_on_response
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from starlette.requests import Request
+        from starlette.requests import ClientDisconnect, Request
         from starlette.responses import JSONResponse
 
         request = Request(scope, receive)
@@ -497,6 +497,8 @@ class _Endpoint:
         except _BadInput as e:
             await JSONResponse({"detail": e.detail}, status_code=e.status)(scope, receive, send)
             return
+        except ClientDisconnect:
+            return  # gone before the request was read: nothing was started
         user_id = self.user_id if isinstance(self.user_id, str) else self.user_id(request)
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         pump = asyncio.ensure_future(_pump(self._stream(run, message, user_id), send))
@@ -538,7 +540,7 @@ class _Endpoint:
                     yield "".join(map(encode, out)).encode()
             out = await translator.finish()
         except Exception as error:
-            log.debug("AG-UI run %s failed", run.run_id, exc_info=True)
+            log.warning("AG-UI run %s ended with an error", run.run_id, exc_info=True)
             out = await translator.fail(error)
         finally:
             await events.aclose()
