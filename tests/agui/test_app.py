@@ -220,11 +220,19 @@ def test_a_client_that_disconnects_mid_run_stops_it() -> None:
         ):
             for line in response.iter_lines():
                 if '"TEXT_MESSAGE_CONTENT"' in line:
-                    break  # leaving the block closes the connection mid-run
+                    busy = post_run(url, run_input("t1", "r-busy", "me too"))
+                    break  # dropping the stream closes the connection mid-run
         assert model.closed.wait(timeout=30), "the model call was not stopped"
         # The session is free again: a new run on the same thread goes through.
         events = post_run(url, run_input("t1", "r2", "hi again"))
     assert [e["type"] for e in events][-1] == "RUN_FINISHED"
+    assert busy[2:] == [
+        {
+            "type": "RUN_ERROR",
+            "message": "session 't1' of user 'anonymous' is already running",
+            "code": "SessionBusyError",
+        }
+    ]
 
 
 def test_the_user_id_may_come_from_the_request() -> None:
