@@ -23,6 +23,7 @@ from adk.testing import ScriptedModel, set_testing
 from tests.agui.support import FlakyStream, serving, stable_ids, weather
 
 JS = Path(__file__).parent / "js"
+ROOT = Path(__file__).parents[2]
 
 
 def node() -> str:
@@ -31,7 +32,7 @@ def node() -> str:
     missing = (
         "node is not installed"
         if binary is None
-        else f"@ag-ui/client is not installed: run npm ci --prefix {JS.relative_to(Path.cwd())}"
+        else f"@ag-ui/client is not installed: run npm ci --prefix {JS.relative_to(ROOT)}"
         if not (JS / "node_modules" / "@ag-ui" / "client").is_dir()
         else None
     )
