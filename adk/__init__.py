@@ -67,7 +67,7 @@ from adk.events import (
 from adk.models.base import LlmRequest, Model
 from adk.recovery import RetryPolicy, is_transient
 from adk.runner import Runner
-from adk.sessions import InMemorySessionService, Session, SessionService
+from adk.sessions import InMemorySessionService, Session, SessionService, SqliteSessionService
 from adk.tools import BaseTool, FunctionTool, tool
 
 __all__ = [
@@ -127,6 +127,7 @@ __all__ = [
     "Session",
     "SessionBusyError",
     "SessionService",
+    "SqliteSessionService",
     "State",
     "ToolArgumentsError",
     "ToolCall",
