@@ -1,6 +1,7 @@
 """adk: an agent development kit with a typed, Elixir-style callback system and error recovery."""
 
 from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
+from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -75,6 +76,7 @@ __all__ = [
     "AfterAgent",
     "AfterModel",
     "AfterTool",
+    "AfterTranslate",
     "AgentContext",
     "AnyCallback",
     "BaseAgent",
@@ -86,6 +88,7 @@ __all__ = [
     "BeforeResult",
     "BeforeTool",
     "BeforeToolResult",
+    "BeforeTranslate",
     "Callback",
     "CallbackError",
     "CallbackRegistrationError",
@@ -136,6 +139,7 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "TranslateContext",
     "Usage",
     "current_invocation",
     "current_tool_call_id",
