@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import aclosing, contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,11 +34,13 @@ from adk.errors import AdkError
 from adk.events import Event, LlmResponse, Message, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
+from adk.sessions.sqlite import SqliteSessionService
 
 __all__ = ["CliError", "Display", "load", "load_runner", "main"]
 
 DEFAULT_DB = Path(".adk") / "sessions.sqlite3"
 _EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
+_AGUI_PACKAGES = {"adk", "ag_ui", "starlette", "uvicorn"}
 
 
 class CliError(Exception):
@@ -300,11 +302,14 @@ def load_runner(path: str, db: str | None = None) -> Runner:
     return found
 
 
-def _sqlite(db: Path) -> Any:
-    from adk.sessions.sqlite import SqliteSessionService
-
+def _sqlite(db: Path) -> SqliteSessionService:
     db.parent.mkdir(parents=True, exist_ok=True)
     return SqliteSessionService(db)
+
+
+def _close(runner: Runner) -> None:
+    if isinstance(runner.session_service, SqliteSessionService):
+        runner.session_service.close()
 
 
 def _openai(spec: str) -> Model:
@@ -356,8 +361,11 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
             ok = await _turn(runner, display, args.user, session, turn.message) and ok
         return ok
 
-    with display.watching():
-        return 0 if asyncio.run(play()) else 1
+    try:
+        with display.watching():
+            return 0 if asyncio.run(play()) else 1
+    finally:
+        _close(runner)
 
 
 def _run(args: argparse.Namespace, display: Display) -> int:
@@ -366,35 +374,47 @@ def _run(args: argparse.Namespace, display: Display) -> int:
     session = args.session or new_id()[:12]
     if not args.session:
         display.info(f"session {session} (continue it with --session {session})")
-    with display.watching(), asyncio.Runner() as loop:
-        if args.message is not None:
-            return 0 if loop.run(_turn(runner, display, args.user, session, args.message)) else 1
-        ok, typed = True, sys.stdin.isatty()
-        while True:
-            try:
-                line = (input(display.prompt()) if typed else input()).strip()
-            except EOFError:
-                if typed:
-                    display.out.write("\n")
-                return 0 if ok else 1
-            if line in _EXIT_WORDS:
-                return 0 if ok else 1
-            if line:
-                if not typed:
-                    display.user(line)
-                ok = loop.run(_turn(runner, display, args.user, session, line)) and ok
+    try:
+        with display.watching(), asyncio.Runner() as loop:
+            if args.message is not None:
+                return 0 if loop.run(_turn(runner, display, args.user, session, args.message)) else 1
+            return _chat(lambda line: loop.run(_turn(runner, display, args.user, session, line)), display)
+    finally:
+        _close(runner)
+
+
+def _chat(turn: Callable[[str], bool], display: Display) -> int:
+    """Read lines until the end of input or an exit word; each line is one run."""
+    ok, typed = True, sys.stdin.isatty()
+    while True:
+        try:
+            line = (input(display.prompt()) if typed else input()).strip()
+        except EOFError:
+            if typed:
+                display.out.write("\n")
+            return 0 if ok else 1
+        if line in _EXIT_WORDS:
+            return 0 if ok else 1
+        if line:
+            if not typed:
+                display.user(line)  # so that a piped transcript reads like a typed one
+            ok = turn(line) and ok
 
 
 def _serve(args: argparse.Namespace) -> int:
     runner = load_runner(args.path, args.db)
     try:
         from adk.agui import serve
-    except ImportError as e:
-        raise CliError(f"adk serve needs AG-UI support: pip install 'adk[agui]' ({e})") from e
-    try:
+
         serve(runner, args.host, args.port)
     except ModuleNotFoundError as e:
-        raise CliError(f"adk serve needs the agui extra: pip install 'adk[agui]' (missing {e.name})") from e
+        if (e.name or "").partition(".")[0] not in _AGUI_PACKAGES:
+            raise
+        raise CliError(
+            f"adk serve needs the agui extra: pip install 'adk[agui]' (no module {e.name!r})"
+        ) from e
+    finally:
+        _close(runner)
     return 0
 
 
