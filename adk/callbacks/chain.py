@@ -19,11 +19,12 @@ error, and if there is none the first error is raised when the chain ends.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from adk.callbacks.registry import Callbacks, HookImpl
+from adk.callbacks.registry import Callbacks, callback_name
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError
 
@@ -39,15 +40,18 @@ log = logging.getLogger(__name__)
 C = TypeVar("C")
 V = TypeVar("V")
 
-CallbackList = "Callbacks | Iterable[AnyCallback]"
+
+def _bad_result(owner: object, hook: str, result: object, allowed: str) -> CallbackError:
+    if inspect.iscoroutine(result):
+        result.close()  # never awaited: close it, or Python warns when it is collected
+        problem = "returned a coroutine; a hook that returns one must be an `async def`"
+    else:
+        problem = f"returned {result!r}; {hook} may return only {allowed}"
+    return CallbackError(callback_name(owner), hook, problem)
 
 
-def _bad_result(impl: HookImpl, hook: str, result: object, allowed: str) -> CallbackError:
-    return CallbackError(impl.callback, hook, f"returned {result!r}; {hook} may return only {allowed}")
-
-
-def _failed(impl: HookImpl, hook: str, error: Exception) -> CallbackError:
-    err = CallbackError(impl.callback, hook, f"raised {type(error).__name__}: {error}")
+def _failed(owner: object, hook: str, error: Exception) -> CallbackError:
+    err = CallbackError(callback_name(owner), hook, f"raised {type(error).__name__}: {error}")
     err.__cause__ = error
     return err
 
@@ -103,13 +107,12 @@ async def run_before(
     """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
     halt: Halt[Any] | None = None
     first_error: CallbackError | None = None
-    for impl in Callbacks.of(callbacks).get(hook):
+    impls = (callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks))._hooks.get(hook, ())
+    for fn, is_async, owner in impls:
         try:
-            result = impl.fn(ctx)
-            if impl.is_async:
-                result = await result
+            result = (await fn(ctx)) if is_async else fn(ctx)
         except Exception as e:
-            error = _failed(impl, hook, e)
+            error = _failed(owner, hook, e)
         else:
             cls = type(result)
             if cls is Cont:
@@ -122,7 +125,7 @@ async def run_before(
                     return result  # type: ignore[no-any-return]  # checked: it is a Halt
                 halt = result
                 continue
-            error = _bad_result(impl, hook, result, "Cont or Halt")
+            error = _bad_result(owner, hook, result, "Cont or Halt")
         if not continue_on_error:
             raise error
         first_error = first_error or error
@@ -185,18 +188,16 @@ async def run_after(
     and the first error is raised at the end.
     """
     first_error: CallbackError | None = None
-    for impl in Callbacks.of(callbacks).get(hook):
+    impls = (callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks))._hooks.get(hook, ())
+    for fn, is_async, owner in impls:
         try:
-            out = impl.fn(result, ctx)
-            if impl.is_async:
-                out = await out
+            result = (await fn(result, ctx)) if is_async else fn(result, ctx)
         except Exception as e:
-            error = _failed(impl, hook, e)
+            # `result` is still the previous output: the assignment did not happen.
+            error = _failed(owner, hook, e)
             if not continue_on_error:
                 raise error from e
             first_error = first_error or error
-        else:
-            result = out
     if first_error is not None:
         raise first_error
     return result
@@ -243,18 +244,17 @@ async def run_on_error(
     `Raise(last_error)` is returned for the caller to raise.
     """
     first_error: CallbackError | None = None
-    for impl in Callbacks.of(callbacks).get(hook):
+    impls = (callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks))._hooks.get(hook, ())
+    for fn, is_async, owner in impls:
         try:
-            result = impl.fn(error, ctx)
-            if impl.is_async:
-                result = await result
+            result = (await fn(error, ctx)) if is_async else fn(error, ctx)
         except Exception as e:
-            failure = _failed(impl, hook, e)
+            failure = _failed(owner, hook, e)
         else:
             cls = type(result)
             if cls is Raise:
                 if not isinstance(result.error, Exception):
-                    failure = _bad_result(impl, hook, result, "Raise of an Exception")
+                    failure = _bad_result(owner, hook, result, "Raise of an Exception")
                 else:
                     error = result.error
                     continue
@@ -263,9 +263,9 @@ async def run_on_error(
                     _log_dropped(first_error)
                 return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
             else:
-                failure = _bad_result(impl, hook, result, "Retry, Fallback or Raise")
+                failure = _bad_result(owner, hook, result, "Retry, Fallback or Raise")
+        failure.__context__ = error
         if not continue_on_error:
-            failure.__context__ = error
             raise failure
         first_error = first_error or failure
     if first_error is not None:

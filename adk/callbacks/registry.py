@@ -10,9 +10,8 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from adk.callbacks.base import Callback
 from adk.errors import CallbackRegistrationError
@@ -43,15 +42,13 @@ def callback_name(obj: object) -> str:
     return type(obj).__qualname__
 
 
-@dataclass(frozen=True, slots=True)
-class HookImpl:
-    """One callback's implementation of one hook."""
+HookImpl: TypeAlias = tuple[Callable[..., Any], bool, object]
+"""One callback's implementation of one hook: `(fn, is_async, owner)`, where `owner` is the
+registered callback (a class's instance), for naming it in errors and for `without`.
 
-    fn: Callable[..., Any]
-    is_async: bool
-    callback: str
-    """The callback's name, for errors."""
-    owner: object
+A plain tuple, not a dataclass or named tuple: the chains unpack it on every hook call, and
+unpacking an exact tuple is the cheapest way to get at the fields.
+"""
 
 
 def _misspelt(name: str) -> str | None:
@@ -62,7 +59,8 @@ def _misspelt(name: str) -> str | None:
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    if inspect.iscoroutinefunction(fn):
+    # Unwrapped too: a sync decorator (functools.wraps) around an `async def` still returns a coroutine.
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)):
         return True
     # An object with an `async def __call__` is awaited too.
     return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
@@ -94,10 +92,11 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             raise CallbackRegistrationError(f"callback {name}: {hook} is not callable")
         if getattr(fn, "__func__", None) is base.get(hook):
             continue  # Callback's own no-op: skip it, it would only cost time
-        hooks[hook] = HookImpl(fn, _is_async(fn), name, obj)
-    if not hooks and not isinstance(obj, Callback):
+        hooks[hook] = (fn, _is_async(fn), obj)
+    if not hooks:
+        overrides = " (a Callback subclass must override at least one)" if isinstance(obj, Callback) else ""
         raise CallbackRegistrationError(
-            f"callback {name} implements no hook; expected at least one of {', '.join(HOOKS[:8])}"
+            f"callback {name} implements no hook{overrides}; expected at least one of {', '.join(HOOKS[:8])}"
         )
     return obj, hooks
 
@@ -106,6 +105,7 @@ class Callbacks:
     """Callbacks resolved into one tuple of implementations per hook, in registration order."""
 
     __slots__ = ("_hooks", "objects")
+    # The chains read `_hooks` directly: `get` is a method call they need not pay for.
 
     def __init__(self, objects: tuple[object, ...], hooks: dict[str, tuple[HookImpl, ...]]) -> None:
         self.objects = objects
@@ -141,9 +141,11 @@ class Callbacks:
 
     def without(self, predicate: Callable[[object], bool]) -> Callbacks:
         """These callbacks minus those for which `predicate` is true (to remove a default)."""
-        keep = [o for o in self.objects if not predicate(o)]
-        hooks = {h: tuple(i for i in impls if not predicate(i.owner)) for h, impls in self._hooks.items()}
-        return Callbacks(tuple(keep), hooks)
+        dropped = {id(o) for o in self.objects if predicate(o)}
+        hooks = {h: tuple(i for i in impls if id(i[2]) not in dropped) for h, impls in self._hooks.items()}
+        return Callbacks(
+            tuple(o for o in self.objects if id(o) not in dropped), {h: i for h, i in hooks.items() if i}
+        )
 
     def __len__(self) -> int:
         return len(self.objects)
