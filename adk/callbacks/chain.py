@@ -14,7 +14,8 @@ callback and the hook. By default it stops the chain at once, even when a `Halt`
 under `continue_on_response`: an error beats a response. With `continue_on_error`, the chain goes
 on; a response (`Halt`, `Retry`, `Fallback`) obtained from the other callbacks wins over the
 error, and if there is none the first error is raised when the chain ends.
-`asyncio.CancelledError` is never caught.
+`asyncio.CancelledError` is never caught. A hook name that is not one of `HOOKS` is a
+`ValueError`: no callback could implement it, so the chain would silently do nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from adk.callbacks.registry import Callbacks, callback_name
+from adk.callbacks.registry import Callbacks, HookName, callback_name, unknown_hook
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError
 
@@ -90,7 +91,7 @@ async def run_before(
 @overload
 async def run_before(
     callbacks: Callbacks | Iterable[object],
-    hook: str,
+    hook: HookName,
     ctx: C,
     *,
     continue_on_error: bool = False,
@@ -107,7 +108,11 @@ async def run_before(
     """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
     halt: Halt[Any] | None = None
     first_error: CallbackError | None = None
-    impls = (callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks))._hooks.get(hook, ())
+    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
+    try:
+        impls = resolved._hooks[hook]
+    except KeyError:
+        raise unknown_hook(hook) from None
     for fn, is_async, owner in impls:
         try:
             result = (await fn(ctx)) if is_async else fn(ctx)
@@ -168,7 +173,7 @@ async def run_after(
 @overload
 async def run_after(
     callbacks: Callbacks | Iterable[object],
-    hook: str,
+    hook: HookName,
     result: V,
     ctx: Any,
     *,
@@ -188,7 +193,11 @@ async def run_after(
     and the first error is raised at the end.
     """
     first_error: CallbackError | None = None
-    impls = (callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks))._hooks.get(hook, ())
+    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
+    try:
+        impls = resolved._hooks[hook]
+    except KeyError:
+        raise unknown_hook(hook) from None
     for fn, is_async, owner in impls:
         try:
             result = (await fn(result, ctx)) if is_async else fn(result, ctx)
@@ -224,7 +233,7 @@ async def run_on_error(
 @overload
 async def run_on_error(
     callbacks: Callbacks | Iterable[object],
-    hook: str,
+    hook: HookName,
     error: Exception,
     ctx: C,
     *,
@@ -244,7 +253,11 @@ async def run_on_error(
     `Raise(last_error)` is returned for the caller to raise.
     """
     first_error: CallbackError | None = None
-    impls = (callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks))._hooks.get(hook, ())
+    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
+    try:
+        impls = resolved._hooks[hook]
+    except KeyError:
+        raise unknown_hook(hook) from None
     for fn, is_async, owner in impls:
         try:
             result = (await fn(error, ctx)) if is_async else fn(error, ctx)
