@@ -10,20 +10,23 @@ Trace = list[tuple[Any, ...]]
 
 
 class Scripted:
-    """A callback whose hooks are `answers[hook](*args)`, each call appended to `trace`.
+    """A callback whose hooks are `answers[hook](*args)`, each call appended to `trace`."""
 
-    With `is_async=True` every hook is an `async def`. Give a hook as `None` to leave it out.
-    """
+    is_async = False
 
-    def __init__(
-        self, name: str, trace: Trace, *, is_async: bool = False, **answers: Callable[..., Any]
-    ) -> None:
+    def __init__(self, name: str, trace: Trace, /, **answers: Callable[..., Any]) -> None:
         self.name = name
         for hook, answer in answers.items():
-            setattr(self, hook, _hook(name, hook, answer, trace, is_async))
+            setattr(self, hook, _hook(name, hook, answer, trace, self.is_async))
 
     def __repr__(self) -> str:
-        return f"Scripted({self.name!r})"
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class AsyncScripted(Scripted):
+    """A Scripted callback whose hooks are `async def`."""
+
+    is_async = True
 
 
 def _hook(
@@ -40,7 +43,7 @@ def _hook(
     return async_hook if is_async else sync_hook
 
 
-def fail(error: Exception) -> Callable[..., Any]:
+def fail(error: BaseException) -> Callable[..., Any]:
     """An answer that raises `error`."""
 
     def answer(*args: Any) -> Any:

@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -22,6 +22,7 @@ from adk.callbacks import (
     Cont,
     Fallback,
     Halt,
+    HookName,
     Raise,
     Retry,
     run_after,
@@ -32,7 +33,7 @@ from adk.context import ModelContext
 from adk.errors import CallbackError
 from tests.callbacks import module_callback
 from tests.callbacks.contexts import agent_context, model_context, tool_context
-from tests.callbacks.scripted import Scripted, Trace, fail
+from tests.callbacks.scripted import AsyncScripted, Scripted, Trace, fail
 
 
 def add(mark: str) -> Callable[[tuple[str, ...]], Cont[tuple[str, ...]]]:
@@ -54,15 +55,18 @@ def reraise(error: Exception) -> Callable[..., Raise]:
     return lambda err, ctx: Raise(error)
 
 
-START = ("start",)
+START: tuple[str, ...] = ("start",)
 
 
 # --- run_before -------------------------------------------------------------------------------
 
 
 async def test_before_empty_chain_returns_cont_of_the_same_context() -> None:
-    assert (await run_before([], "before_model", START)).ctx is START
-    assert (await run_before(Callbacks.of([]), "before_tool", START)).ctx is START
+    chains: tuple[list[object], Callbacks] = ([], Callbacks.of([]))
+    for callbacks in chains:
+        result = await run_before(callbacks, "before_model", START)
+        assert isinstance(result, Cont)
+        assert result.ctx is START
 
 
 async def test_before_skips_callbacks_without_the_hook() -> None:
@@ -103,9 +107,9 @@ async def test_before_mixes_sync_and_async_hooks_in_order() -> None:
     trace: Trace = []
     callbacks = [
         Scripted("s1", trace, before_tool=add("s1")),
-        Scripted("a1", trace, is_async=True, before_tool=add("a1")),
+        AsyncScripted("a1", trace, before_tool=add("a1")),
         Scripted("s2", trace, before_tool=add("s2")),
-        Scripted("a2", trace, is_async=True, before_tool=halt("a2")),
+        AsyncScripted("a2", trace, before_tool=halt("a2")),
         Scripted("s3", trace, before_tool=add("s3")),
     ]
     assert await run_before(callbacks, "before_tool", START) == Halt("a2")
@@ -122,7 +126,7 @@ async def test_before_continue_on_response_runs_on_and_the_last_halt_wins() -> N
     callbacks = [
         Scripted("a", trace, before_model=halt(1)),
         Scripted("b", trace, before_model=add("b")),
-        Scripted("c", trace, is_async=True, before_model=halt(3)),
+        AsyncScripted("c", trace, before_model=halt(3)),
         Scripted("d", trace, before_model=add("d")),
     ]
     result = await run_before(callbacks, "before_model", START, continue_on_response=True)
@@ -164,7 +168,7 @@ async def test_after_folds_left_to_right_over_a_mix_of_four_callbacks() -> None:
         Scripted("skip", trace, before_model=add("skip")),  # no after_model: skipped
         Upper,  # a class
         module_callback,  # a module, async
-        Scripted("last", trace, is_async=True, after_model=wrap("last")),  # an instance, async
+        AsyncScripted("last", trace, after_model=wrap("last")),  # an instance, async
     ]
     assert await run_after(callbacks, "after_model", "v", START) == "last(module(INST(V)))"
     assert trace == [("inst", "after_model", "v", START), ("last", "after_model", "module(INST(V))", START)]
@@ -193,7 +197,7 @@ async def test_on_error_threads_the_error_through_raise_and_the_last_one_is_retu
     callbacks = [
         Scripted("a", trace, on_model_error=reraise(second)),
         Scripted("b", trace, on_model_error=lambda err, ctx: Raise(err)),
-        Scripted("c", trace, is_async=True, on_model_error=reraise(third)),
+        AsyncScripted("c", trace, on_model_error=reraise(third)),
     ]
     result = await run_on_error(callbacks, "on_model_error", first, START)
     assert result == Raise(third)
@@ -258,7 +262,8 @@ async def test_tool_and_agent_hooks_with_real_contexts() -> None:
     started = await run_before([cb], "before_tool", ctx)
     assert isinstance(started, Cont)
     assert started.ctx.args == {"x": 2}
-    assert await run_after([cb], "after_tool", 42, started.ctx) == {"result": 42, "args": {"x": 2}}
+    result: Any = 42
+    assert await run_after([cb], "after_tool", result, started.ctx) == {"result": 42, "args": {"x": 2}}
     actx = agent_context()
     assert await run_before(
         [Scripted("a", trace, before_agent=lambda c: Halt("bye"))], "before_agent", actx
@@ -282,11 +287,12 @@ class Explodes:
 
 def run_hook(hook: str, callbacks: list[Any], **options: bool) -> Coroutine[Any, Any, object]:
     """Run `hook`'s chain over `callbacks` with the plain arguments used in these tests."""
+    name = cast(HookName, hook)
     if hook.startswith("before_"):
-        return run_before(callbacks, hook, START, **options)  # type: ignore[arg-type]
+        return run_before(callbacks, name, START, **options)
     if hook.startswith("after_"):
-        return run_after(callbacks, hook, "v", START, **options)  # type: ignore[arg-type]
-    return run_on_error(callbacks, hook, ValueError("original"), START, **options)  # type: ignore[arg-type]
+        return run_after(callbacks, name, "v", START, **options)
+    return run_on_error(callbacks, name, ValueError("original"), START, **options)
 
 
 @pytest.mark.parametrize("hook", ["before_model", "after_model", "on_model_error"])
@@ -538,8 +544,8 @@ async def test_after_continue_on_error_skips_the_failing_output_and_raises_the_f
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, after_model=boom("a")),
-        Scripted("b", trace, is_async=True, after_model=wrap("b")),
-        Scripted("c", trace, is_async=True, after_model=boom("c")),
+        AsyncScripted("b", trace, after_model=wrap("b")),
+        AsyncScripted("c", trace, after_model=boom("c")),
         Scripted("d", trace, after_model=wrap("d")),
     ]
     with pytest.raises(CallbackError, match="a failed"):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from adk.callbacks import Callbacks, Cont, Fallback, Halt, Raise, Retry, run_after, run_before, run_on_error
 from adk.errors import CallbackError
-from tests.callbacks.scripted import Scripted, Trace
+from tests.callbacks.scripted import AsyncScripted, Scripted, Trace
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def build(
     for i, act in enumerate(chain):
         other = "after_tool" if hook != "after_tool" else "before_tool"
         hooks = {other: lambda *a: None} if act.kind == "skip" else {hook: answers[act.kind](i)}
-        callbacks.append(Scripted(str(i), trace, is_async=act.is_async, **hooks))
+        callbacks.append((AsyncScripted if act.is_async else Scripted)(str(i), trace, **hooks))
     return callbacks, trace
 
 

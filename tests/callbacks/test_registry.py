@@ -222,9 +222,11 @@ async def test_the_base_class_hooks_do_nothing() -> None:
     assert base.before_agent(ctx) == Cont(ctx)
     assert base.before_model(ctx) == Cont(ctx)
     assert base.before_tool(ctx) == Cont(ctx)
+    response: Any = object()
+    result = object()
     assert base.after_agent(None, ctx) is None
-    assert base.after_model(ctx, ctx) is ctx
-    assert base.after_tool(ctx, ctx) is ctx
+    assert base.after_model(response, ctx) is response
+    assert base.after_tool(result, ctx) is result
     assert base.on_model_error(error, ctx) == Raise(error)
     assert base.on_tool_error(error, ctx) == Raise(error)
 
