@@ -3,17 +3,25 @@
 Rules (DESIGN §3), in list order, callbacks without the hook skipped:
 
 - `run_before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned;
-  an empty chain returns `Cont(ctx)`. With `continue_on_response`, a `Halt` does not stop the
-  chain and the last `Halt` wins.
+  an empty chain returns `Cont(ctx)`.
 - `run_after`: a left fold; each callback gets the previous one's output.
 - `run_on_error`: `Raise(e)` passes `e` on; the first `Retry` or `Fallback` wins; if none
   recovers, `Raise(last_error)` is returned.
 
-A hook that raises, or returns what its hook may not return, is a `CallbackError` naming the
-callback and the hook. By default it stops the chain at once, even when a `Halt` was already kept
-under `continue_on_response`: an error beats a response. With `continue_on_error`, the chain goes
-on; a response (`Halt`, `Retry`, `Fallback`) obtained from the other callbacks wins over the
-error, and if there is none the first error is raised when the chain ends.
+A hook that raises, or returns what its hook may not return, fails: that is a `CallbackError`
+naming the callback, the hook and the cause (what it raised is `__cause__`). Precedence:
+
+1. By default the first failure stops the chain and is raised, even when a `Halt` was already
+   kept under `continue_on_response`: an error beats a response.
+2. With `continue_on_error`, a failing callback is passed over: its context, output or error is
+   not threaded on, and the chain goes on.
+3. With `continue_on_error`, a response (`Halt`, `Retry`, `Fallback`) wins over the failures,
+   which are logged as warnings.
+4. With `continue_on_error` and no response, the first failure is raised when the chain ends
+   (for `run_after`, although the fold went on to the end).
+5. With `continue_on_response` (`run_before`), a `Halt` does not stop the chain: the `Cont`s
+   after it go on threading the context, and the last `Halt` wins.
+
 `asyncio.CancelledError` is never caught. A hook name that is not one of `HOOKS` is a
 `ValueError`: no callback could implement it, so the chain would silently do nothing.
 """

@@ -121,7 +121,30 @@ async def test_before_mixes_sync_and_async_hooks_in_order() -> None:
     ]
 
 
+async def test_async_hooks_that_suspend_are_awaited_in_turn() -> None:
+    order: list[str] = []
+
+    class Yields:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def before_model(self, ctx: tuple[str, ...]) -> Cont[tuple[str, ...]]:
+            order.append(f"{self.name} starts")
+            await asyncio.sleep(0)  # lets the other task run: a real suspension, no waiting
+            order.append(f"{self.name} ends")
+            return Cont((*ctx, self.name))
+
+    async def meanwhile() -> None:
+        order.append("other task")
+
+    other = asyncio.create_task(meanwhile())
+    assert await run_before([Yields("a"), Yields("b")], "before_model", START) == Cont(("start", "a", "b"))
+    await other
+    assert order == ["a starts", "other task", "a ends", "b starts", "b ends"]
+
+
 async def test_before_continue_on_response_runs_on_and_the_last_halt_wins() -> None:
+    """Rule 5."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, before_model=halt(1)),
@@ -141,6 +164,7 @@ async def test_before_continue_on_response_runs_on_and_the_last_halt_wins() -> N
 
 
 async def test_before_continue_on_response_without_a_halt_returns_cont() -> None:
+    """Rule 5, with no Halt at all."""
     callbacks = [Scripted(n, [], before_model=add(n)) for n in "ab"]
     result = await run_before(callbacks, "before_model", START, continue_on_response=True)
     assert result == Cont(("start", "a", "b"))
@@ -436,7 +460,7 @@ async def test_an_unknown_hook_name_without_a_close_match_lists_the_hooks() -> N
         await run_before([], "teardown", START)  # type: ignore[call-overload]
 
 
-# --- chain options and precedence (chain.py's module docstring) -------------------------------
+# --- chain options: the numbered precedence rules of chain.py's module docstring ---------------
 
 
 def boom(name: str) -> Callable[..., Any]:
@@ -444,6 +468,7 @@ def boom(name: str) -> Callable[..., Any]:
 
 
 async def test_default_an_error_stops_the_chain_at_once() -> None:
+    """Rule 1, run_before."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, before_model=add("a")),
@@ -456,6 +481,7 @@ async def test_default_an_error_stops_the_chain_at_once() -> None:
 
 
 async def test_without_continue_on_error_an_error_beats_a_kept_halt() -> None:
+    """Rule 1: an error beats a Halt kept under continue_on_response."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, before_model=halt("a")),
@@ -468,6 +494,7 @@ async def test_without_continue_on_error_an_error_beats_a_kept_halt() -> None:
 
 
 async def test_continue_on_error_runs_on_and_raises_the_first_error_at_the_end() -> None:
+    """Rules 2 and 4, run_before."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, before_model=boom("a")),
@@ -490,6 +517,7 @@ async def test_continue_on_error_runs_on_and_raises_the_first_error_at_the_end()
 async def test_continue_on_error_a_halt_after_an_error_wins_and_stops_the_chain(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Rule 3, run_before; without continue_on_response the Halt still stops the chain."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, before_model=boom("a")),
@@ -507,6 +535,7 @@ async def test_continue_on_error_a_halt_after_an_error_wins_and_stops_the_chain(
 
 
 async def test_continue_on_error_and_on_response_the_last_halt_wins_over_errors() -> None:
+    """Rules 3 and 5 together."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, before_model=halt("a")),
@@ -523,12 +552,14 @@ async def test_continue_on_error_and_on_response_the_last_halt_wins_over_errors(
 
 
 async def test_continue_on_error_a_wrong_result_is_kept_like_a_raise() -> None:
+    """Rule 4 for a wrong result."""
     callbacks = [ReturnsRetry, Scripted("b", [], before_model=add("b"))]
     with pytest.raises(CallbackError, match="ReturnsRetry failed in before_model: returned Retry"):
         await run_before(callbacks, "before_model", START, continue_on_error=True)
 
 
 async def test_after_default_an_error_stops_the_fold() -> None:
+    """Rule 1, run_after."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, after_model=wrap("a")),
@@ -541,6 +572,7 @@ async def test_after_default_an_error_stops_the_fold() -> None:
 
 
 async def test_after_continue_on_error_skips_the_failing_output_and_raises_the_first_error() -> None:
+    """Rules 2 and 4, run_after."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, after_model=boom("a")),
@@ -559,6 +591,7 @@ async def test_after_continue_on_error_skips_the_failing_output_and_raises_the_f
 
 
 async def test_on_error_default_an_error_stops_the_chain() -> None:
+    """Rule 1, run_on_error."""
     trace: Trace = []
     callbacks = [
         Scripted("a", trace, on_model_error=boom("a")),
@@ -574,6 +607,7 @@ async def test_on_error_default_an_error_stops_the_chain() -> None:
 async def test_on_error_continue_on_error_passes_the_unchanged_error_on_and_a_recovery_wins(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Rules 2 and 3, run_on_error."""
     trace: Trace = []
     original, replaced = ValueError("original"), KeyError("replaced")
     callbacks = [
@@ -591,6 +625,7 @@ async def test_on_error_continue_on_error_passes_the_unchanged_error_on_and_a_re
 
 
 async def test_on_error_continue_on_error_without_recovery_raises_the_first_callback_error() -> None:
+    """Rules 2 and 4, run_on_error."""
     trace: Trace = []
     original = ValueError("original")
     callbacks = [
