@@ -31,6 +31,9 @@ from adk.models.base import LlmRequest
 
 __all__ = ["OpenAIModel"]
 
+_PATH = "/chat/completions"
+_MALFORMED = (LookupError, TypeError, AttributeError, ValueError)
+"""What reading a response that is not shaped like a chat completion raises."""
 _PLACEHOLDER_KEY = "unused"
 """Sent when a `base_url` is given without a key: local servers ignore it, the SDK insists on one."""
 
@@ -113,7 +116,11 @@ class OpenAIModel:
         if request.instruction:
             messages.append({"role": "system", "content": request.instruction})
         messages.extend(_message(m) for m in request.messages)
-        body: dict[str, Any] = {"model": request.model or self._model, "messages": messages}
+        body: dict[str, Any] = {
+            "model": request.model or self._model,
+            "messages": messages,
+            "stream": request.stream,
+        }
         body.update(self._settings)
         for name in ("temperature", "max_tokens", "response_format"):
             value = getattr(request, name)
@@ -137,35 +144,36 @@ class OpenAIModel:
 
     async def _complete(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
         try:
-            completion = await self._client.chat.completions.create(stream=False, **body)
+            data: Any = await self._client.post(_PATH, body=body, cast_to=object)
         except openai.OpenAIError as e:
             raise self._error(e) from e
-        if not completion.choices:
-            raise ServerError(f"{self._where()}: the response has no choices")
-        choice = completion.choices[0]
-        message = choice.message
-        tool_calls = []
-        for call in message.tool_calls or ():
-            # A non-function ("custom") call has no `function`; adk never declares such tools.
-            function = getattr(call, "function", None)
-            if function is not None:
-                tool_calls.append(_tool_call(call.id, function.name, function.arguments))
-        yield LlmResponse(
-            id=completion.id or new_id(),
-            model=completion.model or body["model"],
-            choices=[
-                Choice(
-                    message=Message(role="assistant", content=message.content or "", tool_calls=tool_calls),
-                    finish_reason=choice.finish_reason,
-                )
-            ],
-            usage=_usage(completion.usage),
-            done=True,
-        )
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+            tool_calls = [_tool_call(c.get("id"), c.get("function")) for c in message.get("tool_calls") or ()]
+            response = LlmResponse(
+                id=data.get("id") or new_id(),
+                model=data.get("model") or body["model"],
+                choices=[
+                    Choice(
+                        message=Message(
+                            role="assistant", content=message.get("content") or "", tool_calls=tool_calls
+                        ),
+                        finish_reason=choice.get("finish_reason"),
+                    )
+                ],
+                usage=_usage(data.get("usage")),
+                done=True,
+            )
+        except _MALFORMED as e:
+            raise ServerError(f"{self._where()}: malformed response: {e!r}") from e
+        yield response
 
     async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
         try:
-            stream = await self._client.chat.completions.create(stream=True, **body)
+            stream = await self._client.post(
+                _PATH, body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+            )
         except openai.OpenAIError as e:
             raise self._error(e) from e
         response_id = ""
@@ -177,34 +185,36 @@ class OpenAIModel:
         chunks = 0
         try:
             async with stream:  # closes the response however the loop ends
+                chunk: Any
                 async for chunk in stream:
                     chunks += 1
-                    response_id = chunk.id or response_id
-                    model = chunk.model or model
-                    if chunk.usage is not None:
-                        usage = _usage(chunk.usage)
-                    if not chunk.choices:
+                    response_id = chunk.get("id") or response_id
+                    model = chunk.get("model") or model
+                    if chunk.get("usage"):
+                        usage = _usage(chunk["usage"])
+                    if not chunk.get("choices"):
                         continue
-                    choice = chunk.choices[0]
-                    delta = choice.delta
-                    if delta is not None:
-                        if delta.content:
-                            text.append(delta.content)
-                            yield LlmResponse(
-                                id=response_id,
-                                object=ObjectType.CHAT_COMPLETION_CHUNK,
-                                model=model,
-                                choices=[Choice(delta=Message(role="assistant", content=delta.content))],
-                                is_partial=True,
-                            )
-                        for position, part in enumerate(delta.tool_calls or ()):
-                            index = part.index if part.index is not None else position
-                            parts = calls.get(index)
-                            if parts is None:
-                                parts = calls[index] = _CallParts()
-                            parts.add(part.id, part.function)
-                    if choice.finish_reason:
-                        finish_reason = choice.finish_reason
+                    choice = chunk["choices"][0]
+                    delta = choice.get("delta") or {}
+                    if content := delta.get("content"):
+                        text.append(content)
+                        yield LlmResponse(
+                            id=response_id,
+                            object=ObjectType.CHAT_COMPLETION_CHUNK,
+                            model=model,
+                            choices=[Choice(delta=Message(role="assistant", content=content))],
+                            is_partial=True,
+                        )
+                    for position, part in enumerate(delta.get("tool_calls") or ()):
+                        index = part.get("index")
+                        if index is None:
+                            index = position
+                        parts = calls.get(index)
+                        if parts is None:
+                            parts = calls[index] = _CallParts()
+                        parts.add(part.get("id"), part.get("function"))
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
         except openai.APIConnectionError as e:
             # Raised while reading the body: the connection broke mid-stream (or timed out).
             if isinstance(e, openai.APITimeoutError):
@@ -216,6 +226,8 @@ class OpenAIModel:
             raise ModelTimeoutError(f"{self._where()}: the stream timed out after {chunks} chunk(s)") from e
         except httpx.TransportError as e:
             raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
+        except _MALFORMED as e:
+            raise ServerError(f"{self._where()}: malformed chunk {chunks}: {e!r}") from e
         if finish_reason is None:
             raise StreamInterruptedError(
                 f"{self._where()}: the stream ended without a finish reason after {chunks} chunk(s)"
@@ -312,28 +324,29 @@ class _CallParts:
         self.name = ""
         self.arguments: list[str] = []
 
-    def add(self, id: str | None, function: Any) -> None:
+    def add(self, id: str | None, function: dict[str, Any] | None) -> None:
         if id and self.id is None:
             self.id = id
-        if function is None:
+        if not function:
             return
-        name = function.name
+        name = function.get("name")
         # Some servers (llama.cpp) repeat the whole name in every chunk instead of streaming it once.
         if name and name != self.name:
             self.name += name
-        if function.arguments:
-            self.arguments.append(function.arguments)
+        if arguments := function.get("arguments"):
+            self.arguments.append(arguments)
 
     def tool_call(self) -> ToolCall:
-        return _tool_call(self.id, self.name, "".join(self.arguments))
+        return _tool_call(self.id, {"name": self.name, "arguments": "".join(self.arguments)})
 
 
-def _tool_call(id: str | None, name: str | None, arguments: str | None) -> ToolCall:
+def _tool_call(id: str | None, function: dict[str, Any] | None) -> ToolCall:
     """A tool call as sent; arguments that are not JSON pass through for the runtime to report."""
+    function = function or {}
     return ToolCall(
         id=id or f"call_{new_id()[:16]}",
         # No argument text at all means no arguments.
-        function=FunctionCall(name=name or "", arguments=arguments or "{}"),
+        function=FunctionCall(name=function.get("name") or "", arguments=function.get("arguments") or "{}"),
     )
 
 
@@ -359,13 +372,13 @@ def _message(message: Message) -> dict[str, Any]:
             return {"role": message.role, "content": message.content}
 
 
-def _usage(usage: Any) -> Usage | None:
-    if usage is None:
+def _usage(usage: dict[str, Any] | None) -> Usage | None:
+    if not usage:
         return None
     return Usage(
-        prompt_tokens=usage.prompt_tokens or 0,
-        completion_tokens=usage.completion_tokens or 0,
-        total_tokens=usage.total_tokens or 0,
+        prompt_tokens=usage.get("prompt_tokens") or 0,
+        completion_tokens=usage.get("completion_tokens") or 0,
+        total_tokens=usage.get("total_tokens") or 0,
     )
 
 
