@@ -42,7 +42,8 @@ class OpenAIModel:
     """A model reached through the chat-completions API.
 
     `api_key` and `base_url` default to `OPENAI_API_KEY` and `OPENAI_BASE_URL`, as in the SDK.
-    The request settings are defaults: a field set on the `LlmRequest` wins.
+    The request settings are defaults: a field set on the `LlmRequest` wins. `stream_usage` asks
+    streams for token counts (`stream_options`); turn it off for a server that rejects the option.
     """
 
     def __init__(
@@ -80,7 +81,8 @@ class OpenAIModel:
             # The SDK accepts an httpx client although newer versions annotate another HTTP library.
             http_client=http_client,  # type: ignore[arg-type,unused-ignore]
         )
-        self._base_url = str(self._client.base_url).rstrip("/")
+        # For messages and reprs: without any credentials written into the URL.
+        self._base_url = str(httpx.URL(str(self._client.base_url)).copy_with(userinfo=b"")).rstrip("/")
         self._settings = {
             name: value
             for name, value in (
@@ -227,7 +229,7 @@ class OpenAIModel:
         except httpx.TransportError as e:
             raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
         except _MALFORMED as e:
-            raise ServerError(f"{self._where()}: malformed chunk {chunks}: {e!r}") from e
+            raise ServerError(f"{self._where()}: malformed chunk: {e!r}") from e
         if finish_reason is None:
             raise StreamInterruptedError(
                 f"{self._where()}: the stream ended without a finish reason after {chunks} chunk(s)"

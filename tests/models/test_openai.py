@@ -359,6 +359,38 @@ async def test_an_error_event_in_a_stream_is_a_server_error(model: Callable[...,
     assert "the engine is overloaded" in str(error)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [b"data: {not json\n\n", b'data: ["a list"]\n\n', b'data: {"choices": "not a list"}\n\n'],
+    ids=["not-json", "not-an-object", "bad-choices"],
+)
+async def test_a_malformed_chunk_is_a_server_error(model: Callable[..., OpenAIModel], body: bytes) -> None:
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    error = await fail(model(FakeServer(response)), ask(stream=True))
+
+    assert type(error) is ServerError
+    assert "malformed chunk: " in str(error)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, text="<html>a proxy's page</html>"),
+        httpx.Response(200, json={"id": "chatcmpl-1", "choices": []}),
+        httpx.Response(200, json={"choices": [{"message": None}]}),
+    ],
+    ids=["not-json", "no-choices", "no-message"],
+)
+async def test_a_malformed_completion_is_a_server_error(
+    model: Callable[..., OpenAIModel], response: httpx.Response
+) -> None:
+    error = await fail(model(FakeServer(response)), ask())
+
+    assert type(error) is ServerError
+    assert "malformed response" in str(error)
+
+
 async def test_a_consumer_that_stops_early_closes_the_response(model: Callable[..., OpenAIModel]) -> None:
     body = BreakingStream(f"data: {json.dumps(chunk(content='Hel'))}\n\n".encode())
     response = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
@@ -615,6 +647,21 @@ def test_the_key_is_not_in_the_models_repr(model: Callable[..., OpenAIModel]) ->
 
     assert repr(m) == "OpenAIModel('gpt-test', base_url='http://fake.test/v1')"
     assert KEY not in str(m)
+
+
+async def test_credentials_in_the_base_url_stay_out_of_reprs_and_errors(
+    client: Callable[[FakeServer], httpx.AsyncClient],
+) -> None:
+    m = OpenAIModel(
+        "gpt-test",
+        base_url=f"http://user:{KEY}@fake.test/v1",
+        http_client=client(FakeServer(http_error(500))),
+    )
+
+    error = await fail(m, ask())
+
+    assert repr(m) == "OpenAIModel('gpt-test', base_url='http://fake.test/v1')"
+    assert KEY not in str(error)
 
 
 @pytest.fixture
