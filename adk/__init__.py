@@ -1,5 +1,7 @@
 """adk: an agent development kit with a typed, Elixir-style callback system and error recovery."""
 
+from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
+from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -64,16 +66,20 @@ from adk.events import (
     Usage,
 )
 from adk.models.base import LlmRequest, Model
-from adk.sessions import InMemorySessionService, Session, SessionService
-from adk.tools import BaseTool
+from adk.recovery import RetryPolicy, is_transient
+from adk.runner import Runner
+from adk.sessions import InMemorySessionService, Session, SessionService, SqliteSessionService
+from adk.tools import BaseTool, FunctionTool, tool
 
 __all__ = [
     "AdkError",
     "AfterAgent",
     "AfterModel",
     "AfterTool",
+    "AfterTranslate",
     "AgentContext",
     "AnyCallback",
+    "BaseAgent",
     "BaseTool",
     "BeforeAgent",
     "BeforeAgentResult",
@@ -82,6 +88,7 @@ __all__ = [
     "BeforeResult",
     "BeforeTool",
     "BeforeToolResult",
+    "BeforeTranslate",
     "Callback",
     "CallbackError",
     "CallbackRegistrationError",
@@ -95,11 +102,15 @@ __all__ = [
     "EventActions",
     "Fallback",
     "FunctionCall",
+    "FunctionTool",
     "Halt",
     "InMemorySessionService",
     "Invocation",
+    "LlmAgent",
     "LlmRequest",
     "LlmResponse",
+    "LoopAgent",
+    "MaxIterationsExceeded",
     "Message",
     "Model",
     "ModelContext",
@@ -109,12 +120,17 @@ __all__ = [
     "OnModelErrorResult",
     "OnToolError",
     "OnToolErrorResult",
+    "ParallelAgent",
     "Raise",
     "RetriesExhausted",
     "Retry",
+    "RetryPolicy",
+    "Runner",
+    "SequentialAgent",
     "Session",
     "SessionBusyError",
     "SessionService",
+    "SqliteSessionService",
     "State",
     "ToolArgumentsError",
     "ToolCall",
@@ -123,10 +139,13 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "TranslateContext",
     "Usage",
     "current_invocation",
     "current_tool_call_id",
+    "is_transient",
     "run_after",
     "run_before",
     "run_on_error",
+    "tool",
 ]

@@ -12,10 +12,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from adk.callbacks.registry import Callbacks
+
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
     from adk.events import Message
     from adk.models.base import LlmRequest, Model
+    from adk.recovery import RetryPolicy
     from adk.sessions.base import Session
     from adk.tools import BaseTool
 
@@ -92,15 +95,78 @@ class Invocation:
     concurrent tool calls don't collide.
     """
 
-    __slots__ = ("_values", "ended", "invocation_id", "message", "session", "state")
+    __slots__ = (
+        "_hooks",
+        "_outer",
+        "_recovery",
+        "_run_callbacks",
+        "_tool_retries",
+        "_values",
+        "ended",
+        "escalated",
+        "invocation_id",
+        "message",
+        "retry_policy",
+        "session",
+        "state",
+        "stream",
+    )
 
-    def __init__(self, invocation_id: str, session: Session, message: Message) -> None:
+    def __init__(
+        self,
+        invocation_id: str,
+        session: Session,
+        message: Message,
+        *,
+        runner_callbacks: Callbacks | None = None,
+        run_callbacks: Callbacks | None = None,
+        stream: bool = False,
+        retry_policy: RetryPolicy | None = None,
+    ) -> None:
         self.invocation_id = invocation_id
         self.session = session
         self.message = message
         self.state = State(session.state)
+        self.stream = stream
+        """Whether models are asked to stream (partial events with text deltas)."""
         self.ended = False
+        self.escalated = False
+        """Set by `escalate()`; the next event carries `actions.escalate` and ends a `LoopAgent`."""
+        if retry_policy is None:
+            from adk.recovery import RetryPolicy
+
+            retry_policy = RetryPolicy()
+        self.retry_policy = retry_policy
+        """The runner's retry policy; an agent's own policy takes precedence."""
+        self._recovery: dict[int, Callbacks] = {}
+        self._outer = runner_callbacks
+        self._run_callbacks = run_callbacks
+        self._hooks: dict[int, Callbacks] = {}
         self._values: dict[str, Any] = {}
+        self._tool_retries: dict[str, int] = {}
+
+    def hooks_for(self, agent: BaseAgent) -> Callbacks:
+        """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
+        hooks = self._hooks.get(id(agent))
+        if hooks is None:
+            hooks = Callbacks.of(())
+            for part in (self._outer, agent.callbacks, self._run_callbacks):
+                if part:
+                    hooks = hooks + part
+            self._hooks[id(agent)] = hooks
+        return hooks
+
+    def count_tool_retry(self, tool: str) -> int:
+        """Count one more `ToolRetry` from `tool` in this invocation; return the count so far."""
+        count = self._tool_retries[tool] = self._tool_retries.get(tool, 0) + 1
+        return count
+
+    def recovery_for(self, policy: RetryPolicy) -> Callbacks:
+        """`policy` as the callback that ends every error chain."""
+        recovery = self._recovery.get(id(policy))
+        if recovery is None:
+            recovery = self._recovery[id(policy)] = Callbacks.of([policy])
+        return recovery
 
     def end_invocation(self) -> None:
         """No further model calls or agents run in this invocation."""
@@ -154,6 +220,10 @@ class _Context:
     def end_invocation(self) -> None:
         """No further model calls or agents run in this invocation."""
         self.invocation.end_invocation()
+
+    def escalate(self) -> None:
+        """Ask the enclosing `LoopAgent` to stop after this step."""
+        self.invocation.escalated = True
 
 
 @dataclass(frozen=True, slots=True)

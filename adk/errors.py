@@ -21,7 +21,9 @@ AdkError
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 __all__ = [
     "AdkError",
@@ -41,6 +43,8 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "locate",
+    "where",
 ]
 
 
@@ -138,3 +142,18 @@ class BadRequestError(ModelError):
 
 class AuthenticationError(ModelError):
     pass
+
+
+def locate(error: E, where: str) -> E:
+    """Record where `error` arose (`model:<name>`, `tool:<name>`), unless already known."""
+    if not hasattr(error, "_adk_where"):
+        error._adk_where = where  # type: ignore[attr-defined]  # a private mark on any exception
+    return error
+
+
+def where(error: BaseException) -> str | None:
+    """Where `error` arose: a callback's hook, or the mark `locate` left, or None."""
+    if isinstance(error, CallbackError):
+        return f"callback:{error.callback}.{error.hook}"
+    mark = getattr(error, "_adk_where", None)
+    return mark if isinstance(mark, str) else None

@@ -1,9 +1,103 @@
-"""The base agent (placeholder until the runtime lands)."""
+"""The flow every agent follows (after ADK-Go), around the body each kind of agent implements.
+
+before_agent chain → if halted: one event with the content, the invocation ends → state changes
+made so far go out as a state-delta event → the body's events, authored by this agent unless
+they name their author → unless the invocation was ended: the after_agent chain, whose replaced
+output is emitted as a new final event → its state delta.
+"""
 
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Iterable, Sequence
+
+from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.protocols import AnyCallback
+from adk.callbacks.registry import Callbacks
+from adk.callbacks.results import Cont, Halt
+from adk.context import AgentContext, Invocation
+from adk.events import Choice, Event, Message, ObjectType
 
 __all__ = ["BaseAgent"]
 
 
-class BaseAgent:
-    name: str
+class BaseAgent(ABC):
+    """An agent: a name, callbacks, sub-agents, and a body that yields events."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        description: str = "",
+        callbacks: Iterable[AnyCallback] | Callbacks = (),
+        sub_agents: Sequence[BaseAgent] = (),
+    ) -> None:
+        if not name.isidentifier():
+            raise ValueError(f"agent name {name!r} must be an identifier (letters, digits, underscores)")
+        self.name = name
+        self.description = description
+        self.callbacks = Callbacks.of(callbacks)
+        self.sub_agents = list(sub_agents)
+        seen: set[str] = set()
+        for agent in self.sub_agents:
+            if agent.name in seen:
+                raise ValueError(f"agent {name!r} has two sub-agents named {agent.name!r}")
+            seen.add(agent.name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    async def run(self, invocation: Invocation, branch: str = "") -> AsyncGenerator[Event, None]:
+        """Run this agent in `invocation`, yielding its events (the runner stores and streams them)."""
+        hooks = invocation.hooks_for(self)
+        ctx = AgentContext(invocation, self, branch)
+        if hooks.get("before_agent"):
+            started = await run_before(hooks, "before_agent", ctx)
+            match started:
+                case Halt(value=content):
+                    invocation.end_invocation()
+                    yield self._final_event(ctx, content)
+                    return
+                case Cont(ctx=ctx):
+                    pass
+            if invocation.state.has_delta:
+                yield self._state_event(ctx)
+
+        output: Message | None = None
+        async for event in self._run_body(ctx):
+            if not event.author:
+                event.author = self.name
+            if invocation.escalated and not event.is_partial:
+                event.actions.escalate = True
+                invocation.escalated = False
+            message = event.message
+            if message is not None and message.role == "assistant" and not event.is_partial:
+                output = message
+            yield event
+
+        if invocation.ended or not hooks.get("after_agent"):
+            return
+        replaced = await run_after(hooks, "after_agent", output, ctx)
+        if replaced is not None and replaced is not output:
+            yield self._final_event(ctx, replaced)
+        if invocation.state.has_delta:
+            yield self._state_event(ctx)
+
+    @abstractmethod
+    def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        """The agent's own work, as events."""
+
+    def _final_event(self, ctx: AgentContext, content: Message | str) -> Event:
+        message = Message.assistant(content) if isinstance(content, str) else content
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            choices=[Choice(message=message, finish_reason="stop")],
+            done=True,
+        )
+
+    def _state_event(self, ctx: AgentContext) -> Event:
+        event = Event.new(ctx.invocation_id, self.name, branch=ctx.branch, object=ObjectType.STATE_UPDATE)
+        event.actions.state_delta = ctx.state.take_delta()
+        return event

@@ -1,0 +1,291 @@
+"""`LlmAgent`: calls a model, runs the tools it asks for, and loops until it answers.
+
+Each model call and each tool call is one envelope (DESIGN §4): `before_*` once, attempts
+inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_*` once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from typing import Any
+
+from adk.agents.base import BaseAgent
+from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.protocols import AnyCallback
+from adk.callbacks.registry import Callbacks
+from adk.callbacks.results import Cont, Fallback, Halt, Retry
+from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
+from adk.errors import (
+    AdkError,
+    StreamInterruptedError,
+    ToolArgumentsError,
+    ToolNotFoundError,
+    ToolRetry,
+    locate,
+    where,
+)
+from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
+from adk.models.base import LlmRequest, Model
+from adk.recovery import RetryPolicy, recover, sleep
+from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
+
+__all__ = ["LlmAgent", "MaxIterationsExceeded"]
+
+
+class MaxIterationsExceeded(AdkError):
+    """The model kept asking for tools beyond the agent's `max_iterations`."""
+
+
+class _MissingTool(BaseTool):
+    """Stands in, in the tool context, for a tool the model named but the agent does not have."""
+
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        self.name = name
+        self._available = sorted(available)
+
+    @property
+    def declaration(self) -> Any:
+        raise NotImplementedError
+
+    def error(self) -> ToolNotFoundError:
+        return ToolNotFoundError(
+            f"unknown tool {self.name!r}; available: {', '.join(self._available) or 'none'}"
+        )
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        raise self.error()
+
+
+class LlmAgent(BaseAgent):
+    """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
+
+    Tools are `BaseTool`s or plain typed functions (wrapped in a `FunctionTool`).
+
+    The tool calls of one response run concurrently; their results go back in call order, and
+    one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        model: Model,
+        instruction: str = "",
+        tools: Sequence[BaseTool | Callable[..., Any]] = (),
+        callbacks: Iterable[AnyCallback] | Callbacks = (),
+        max_iterations: int = 10,
+        retry_policy: RetryPolicy | None = None,
+        description: str = "",
+    ) -> None:
+        super().__init__(name, description=description, callbacks=callbacks)
+        if max_iterations < 1:
+            raise ValueError(f"agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
+        self.model = model
+        self.instruction = instruction
+        made = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools]
+        self.tools = {t.name: t for t in made}
+        if len(self.tools) != len(made):
+            raise ValueError(f"agent {name!r} has two tools with the same name")
+        self.max_iterations = max_iterations
+        self.retry_policy = retry_policy
+        self._declarations = [t.declaration for t in made]
+
+    def _history(self, ctx: AgentContext) -> list[Message]:
+        """The messages this agent sees: the session's, on its branch or an ancestor's."""
+        branch = ctx.branch
+        messages = []
+        for event in ctx.invocation.session.events:
+            if event.is_partial or event.error is not None:
+                continue
+            b = event.branch
+            if b and b != branch and not branch.startswith(b + "."):
+                continue
+            for choice in event.choices:
+                if choice.message is not None:
+                    messages.append(choice.message)
+        return messages
+
+    async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        invocation = ctx.invocation
+        hooks = invocation.hooks_for(self)
+        policy = self.retry_policy or invocation.retry_policy
+        recovery = hooks + invocation.recovery_for(policy)
+        messages = self._history(ctx)
+        for _ in range(self.max_iterations):
+            if invocation.ended:
+                return
+            request = LlmRequest(
+                instruction=self.instruction,
+                messages=list(messages),
+                tools=self._declarations,
+                stream=invocation.stream,
+            )
+            response: LlmResponse | None = None
+            async for item in self._call_model(ctx, request, recovery, policy):
+                if isinstance(item, Event):
+                    yield item
+                else:
+                    response = item
+            assert response is not None
+            event = Event.from_response(ctx.invocation_id, self.name, response, branch=ctx.branch)
+            event.is_partial = False
+            yield event
+            if response.message is not None:
+                messages.append(response.message)
+            calls = response.tool_calls
+            if not calls:
+                return
+            results = await self._call_tools(ctx, calls, recovery, policy)
+            for result in results:
+                yield result
+                messages.extend(c.message for c in result.choices if c.message is not None)
+        raise MaxIterationsExceeded(
+            f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
+        )
+
+    async def _call_model(
+        self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
+    ) -> AsyncGenerator[Event | LlmResponse, None]:
+        """One model envelope: yields partial events, then the final response."""
+        mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
+        if hooks.get("before_model"):
+            match await run_before(hooks, "before_model", mctx):
+                case Halt(value=halted):
+                    yield halted
+                    return
+                case Cont(ctx=mctx):
+                    pass
+        attempts = policy.attempts()
+        while True:
+            streamed = False
+            response: LlmResponse | None = None
+            try:
+                async for chunk in mctx.model.generate(mctx.request):
+                    if chunk.is_partial:
+                        streamed = True
+                        yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
+                    else:
+                        response = chunk
+                if response is None:
+                    raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
+                break
+            except Exception as error:
+                locate(error, f"model:{mctx.model.name}")
+                decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+                if streamed:
+                    yield self._discarded(ctx, mctx)
+                match decision:
+                    case Fallback(value=response):
+                        break
+                    case Retry(ctx=mctx, delay=wait):
+                        await sleep(wait or 0.0)
+        if hooks.get("after_model"):
+            response = await run_after(hooks, "after_model", response, mctx)
+        yield response
+
+    def _discarded(self, ctx: AgentContext, mctx: ModelContext) -> Event:
+        """Tells consumers to roll back the partial output of a failed streamed attempt."""
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            object=ObjectType.ATTEMPT_DISCARDED,
+            is_partial=True,
+            error=ErrorInfo(
+                type="AttemptDiscarded",
+                message=f"attempt {mctx.attempt} on model {mctx.model.name!r} failed after partial output",
+                where=f"model:{mctx.model.name}",
+            ),
+        )
+
+    async def _call_tools(
+        self, ctx: AgentContext, calls: list[ToolCall], hooks: Callbacks, policy: RetryPolicy
+    ) -> list[Event]:
+        if len(calls) == 1:
+            return [await self._call_tool(ctx, calls[0], hooks, policy)]
+        return list(await asyncio.gather(*(self._call_tool(ctx, c, hooks, policy) for c in calls)))
+
+    async def _call_tool(
+        self, ctx: AgentContext, call: ToolCall, hooks: Callbacks, policy: RetryPolicy
+    ) -> Event:
+        """One tool envelope, ending in a `tool.response` event (a result or an error for the model)."""
+        token = _current_tool_call_id.set(call.id)
+        name = call.function.name
+        tool = self.tools.get(name)
+        tctx = ToolContext(
+            ctx.invocation, self, ctx.branch, tool or _MissingTool(name, self.tools), {}, call.id
+        )
+        error: Exception | None = None
+        result: Any = None
+        try:
+            try:
+                if tool is None:
+                    raise _MissingTool(name, self.tools).error()
+                tctx = dataclasses.replace(tctx, args=parse_arguments(name, call.function.arguments))
+            except (ToolArgumentsError, ToolNotFoundError) as e:
+                error = e
+            if error is None:
+                halted, result, tctx = await self._before_tool(hooks, tctx)
+                if not halted:
+                    result, tctx = await self._attempt_tool(hooks, policy, tctx)
+            else:
+                result, tctx = await self._attempt_tool(hooks, policy, tctx, error)
+            if hooks.get("after_tool"):
+                result = await run_after(hooks, "after_tool", result, tctx)
+            content, info = result_to_text(result), None
+        except Exception as e:
+            content = self._error_text(ctx, tctx.tool, e)
+            info = ErrorInfo.of(e, where(e) or f"tool:{name}")
+        finally:
+            _current_tool_call_id.reset(token)
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            object=ObjectType.TOOL_RESPONSE,
+            choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
+            error=info,
+        )
+
+    def _error_text(self, ctx: AgentContext, tool: BaseTool, error: Exception) -> str:
+        """What the model is told of a failed tool call; a `ToolRetry` asks it to correct the call."""
+        if isinstance(error, ToolRetry):
+            count = ctx.invocation.count_tool_retry(tool.name)
+            if count <= tool.max_retries:
+                return f"Error: {error}. Correct the call and try again."
+            return (
+                f"Error: tool {tool.name!r} asked for a corrected call {count} times, more than its "
+                f"max_retries={tool.max_retries}; do not call it again. Last message: {error}"
+            )
+        return f"Error: {type(error).__name__}: {error}"
+
+    async def _before_tool(self, hooks: Callbacks, tctx: ToolContext) -> tuple[bool, Any, ToolContext]:
+        if not hooks.get("before_tool"):
+            return False, None, tctx
+        match await run_before(hooks, "before_tool", tctx):
+            case Halt(value=value):
+                return True, value, tctx
+            case Cont(ctx=tctx):
+                return False, None, tctx
+
+    async def _attempt_tool(
+        self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext, error: Exception | None = None
+    ) -> tuple[Any, ToolContext]:
+        """Attempts of one tool call; `error` when the call could not even start (unknown tool, bad JSON)."""
+        attempts = policy.attempts()
+        while True:
+            if error is None:
+                try:
+                    args = tctx.tool.validate(tctx.args)
+                    return await tctx.tool.run(args, tctx), tctx
+                except Exception as e:
+                    error = e
+            locate(error, f"tool:{tctx.tool.name}")
+            match await recover(hooks, "on_tool_error", error, tctx, attempts):
+                case Fallback(value=value):
+                    return value, tctx
+                case Retry(ctx=tctx, delay=wait):
+                    await sleep(wait or 0.0)
+                    error = None

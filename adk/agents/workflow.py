@@ -1,0 +1,99 @@
+"""Workflow agents: run sub-agents in sequence, in parallel, or in a loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Iterable, Sequence
+from contextlib import aclosing
+
+from adk.agents.base import BaseAgent
+from adk.callbacks.protocols import AnyCallback
+from adk.callbacks.registry import Callbacks
+from adk.context import AgentContext
+from adk.events import Event
+
+__all__ = ["LoopAgent", "ParallelAgent", "SequentialAgent"]
+
+
+async def _relay(agent: BaseAgent, ctx: AgentContext, branch: str) -> AsyncGenerator[Event, None]:
+    async with aclosing(agent.run(ctx.invocation, branch)) as events:
+        async for event in events:
+            yield event
+
+
+class SequentialAgent(BaseAgent):
+    """Runs its sub-agents one after the other, on its own branch."""
+
+    async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        for agent in self.sub_agents:
+            if ctx.invocation.ended:
+                return
+            async for event in _relay(agent, ctx, ctx.branch):
+                yield event
+
+
+class ParallelAgent(BaseAgent):
+    """Runs its sub-agents concurrently, each on its own branch (`<branch>.<child name>`).
+
+    Events are yielded as they come. If one child fails, the others are cancelled and the error
+    ends the invocation.
+    """
+
+    async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        queue: asyncio.Queue[Event | Exception | None] = asyncio.Queue()
+
+        async def pump(agent: BaseAgent) -> None:
+            branch = f"{ctx.branch}.{agent.name}" if ctx.branch else agent.name
+            try:
+                async for event in _relay(agent, ctx, branch):
+                    await queue.put(event)
+            except Exception as error:
+                await queue.put(error)
+            finally:
+                await queue.put(None)
+
+        tasks = [asyncio.create_task(pump(agent), name=f"adk:{agent.name}") for agent in self.sub_agents]
+        try:
+            running = len(tasks)
+            while running:
+                item = await queue.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, Exception):
+                    raise item
+                else:
+                    yield item
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class LoopAgent(BaseAgent):
+    """Runs its sub-agents in order, again and again, until one escalates or `max_iterations`."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        sub_agents: Sequence[BaseAgent],
+        max_iterations: int = 10,
+        description: str = "",
+        callbacks: Iterable[AnyCallback] | Callbacks = (),
+    ) -> None:
+        super().__init__(name, description=description, callbacks=callbacks, sub_agents=sub_agents)
+        if max_iterations < 1:
+            raise ValueError(f"loop agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
+        self.max_iterations = max_iterations
+
+    async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        for _ in range(self.max_iterations):
+            for agent in self.sub_agents:
+                if ctx.invocation.ended:
+                    return
+                escalated = False
+                async for event in _relay(agent, ctx, ctx.branch):
+                    escalated = escalated or event.actions.escalate
+                    yield event
+                if escalated:
+                    return

@@ -1,0 +1,105 @@
+"""Testing helpers that ship with adk, so users test their own agents without a network.
+
+`ScriptedModel` replays scripted steps and records every request it received.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from adk.errors import AdkError
+from adk.events import Choice, LlmResponse, Message, ObjectType, new_id
+from adk.models.base import LlmRequest
+from adk.recovery import set_testing
+
+__all__ = ["ScriptError", "ScriptedModel", "Step", "Stream", "set_testing"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """A scripted call that streams `chunks` as partial output, then raises `error` or completes."""
+
+    chunks: Sequence[str]
+    error: Exception | None = None
+
+
+Step: TypeAlias = (
+    "LlmResponse | str | BaseException | Stream"
+    " | Callable[[LlmRequest], LlmResponse | str | Awaitable[LlmResponse | str]]"
+)
+"""One scripted model call: a response, a text answer, an exception to raise, a `Stream`, or a
+function of the request that returns a response or text."""
+
+
+class ScriptError(AdkError, AssertionError):
+    """A `ScriptedModel` was called more, or fewer, times than scripted."""
+
+
+class ScriptedModel:
+    """A model that answers from a script, one step per call, and records the requests.
+
+    For a streamed request a text answer goes out word by word as partial chunks, then complete.
+    """
+
+    def __init__(self, steps: Iterable[Step], *, name: str = "scripted") -> None:
+        self._steps = list(steps)
+        self._name = name
+        self.requests: list[LlmRequest] = []
+        """Every request received, in order."""
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted steps have not been used yet."""
+        return len(self._steps) - len(self.requests)
+
+    def assert_done(self) -> None:
+        """Fail unless every scripted step was used."""
+        if self.remaining:
+            raise ScriptError(
+                f"ScriptedModel {self._name!r} was called {len(self.requests)} time(s) "
+                f"but {len(self._steps)} step(s) were scripted"
+            )
+
+    async def generate(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
+        n = len(self.requests)
+        self.requests.append(request)
+        if n >= len(self._steps):
+            raise ScriptError(
+                f"ScriptedModel {self._name!r} was called {n + 1} time(s) but only "
+                f"{len(self._steps)} step(s) were scripted; last request's messages: "
+                f"{[m.content for m in request.messages][-3:]}"
+            )
+        step = self._steps[n]
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, Stream):
+            for text in step.chunks:
+                yield _chunk("", self._name, text)
+            if step.error is not None:
+                raise step.error
+            step = "".join(step.chunks)
+        answer = step(request) if callable(step) and not isinstance(step, LlmResponse) else step
+        if inspect.isawaitable(answer):
+            answer = await answer
+        response = LlmResponse.text(answer, model=self._name) if isinstance(answer, str) else answer
+        if request.stream and response.content and not response.is_partial:
+            for i, word in enumerate(response.content.split(" ")):
+                yield _chunk(response.id, response.model, word if i == 0 else " " + word)
+        yield response
+
+
+def _chunk(id: str, model: str, text: str) -> LlmResponse:
+    return LlmResponse(
+        id=id or new_id(),
+        object=ObjectType.CHAT_COMPLETION_CHUNK,
+        model=model,
+        choices=[Choice(delta=Message.assistant(text))],
+        is_partial=True,
+    )
