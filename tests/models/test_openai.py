@@ -16,6 +16,7 @@ import httpx
 import openai
 import pytest
 
+from adk import Event, LlmAgent, Runner, tool
 from adk.errors import (
     AuthenticationError,
     BadRequestError,
@@ -29,6 +30,8 @@ from adk.errors import (
 from adk.events import FunctionCall, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration, Usage
 from adk.models.base import LlmRequest
 from adk.models.openai import OpenAIModel
+from adk.recovery import Testing
+from adk.testing import set_testing
 
 KEY = "sk-test-4f3a9c1e7b2d"
 URL = "http://fake.test/v1"
@@ -685,3 +688,106 @@ async def test_the_key_is_not_in_errors_or_logs_even_when_the_server_echoes_it(
     texts.append("".join(traceback.format_exception(error)))
     assert [KEY in t for t in texts] == [False] * len(texts)
     assert debug_logs.records  # the SDK did log at debug level: the check above saw its output
+
+
+# --- through LlmAgent and Runner -----------------------------------------------------------------
+
+
+@pytest.fixture
+def testing() -> Iterator[Testing]:
+    with set_testing(True) as switch:
+        yield switch
+
+
+@tool
+def get_weather(city: str) -> dict[str, Any]:
+    """The weather in a city."""
+    return {"city": city, "temp_c": 18}
+
+
+async def run(model: OpenAIModel, stream: bool = False) -> list[Event]:
+    agent = LlmAgent("assistant", model=model, tools=[get_weather])
+    return [e async for e in Runner(agent).run("user", "session", "Weather in Paris?", stream=stream)]
+
+
+def trace(events: list[Event]) -> list[tuple[str, str]]:
+    return [(e.object, e.content if e.error is None else e.error.type) for e in events]
+
+
+async def test_a_rate_limit_then_success_through_the_runners_recovery(
+    model: Callable[..., OpenAIModel], testing: Testing
+) -> None:
+    server = FakeServer(http_error(429, "slow down", {"retry-after": "2"}), completion("Sunny"))
+
+    events = await run(model(server))
+
+    assert trace(events) == [
+        (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
+        (ObjectType.CHAT_COMPLETION, "Sunny"),
+        (ObjectType.RUNNER_COMPLETION, ""),
+    ]
+    assert testing.waits == [2.0]  # the server's Retry-After, above the policy's own first wait
+    assert server.bodies[0] == server.bodies[1]
+
+
+async def test_a_cut_stream_is_discarded_and_retried_through_the_runner(
+    model: Callable[..., OpenAIModel], testing: Testing
+) -> None:
+    server = FakeServer(
+        sse(chunk(content="Sun"), done=False),
+        sse(chunk(content="Sunny"), chunk(finish="stop")),
+    )
+
+    events = await run(model(server), stream=True)
+
+    assert trace(events) == [
+        (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
+        (ObjectType.CHAT_COMPLETION_CHUNK, "Sun"),
+        (ObjectType.ATTEMPT_DISCARDED, "AttemptDiscarded"),
+        (ObjectType.CHAT_COMPLETION_CHUNK, "Sunny"),
+        (ObjectType.CHAT_COMPLETION, "Sunny"),
+        (ObjectType.RUNNER_COMPLETION, ""),
+    ]
+    assert len(testing.waits) == 1
+
+
+async def test_malformed_tool_arguments_go_back_to_the_model_as_a_tool_error(
+    model: Callable[..., OpenAIModel], testing: Testing
+) -> None:
+    broken = '{"city": "Par'
+    call = {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": broken}}
+    server = FakeServer(completion(None, [call], "tool_calls"), completion("Sorry."))
+
+    events = await run(model(server))
+
+    assert trace(events) == [
+        (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
+        (ObjectType.CHAT_COMPLETION, ""),
+        (ObjectType.TOOL_RESPONSE, "ToolArgumentsError"),
+        (ObjectType.CHAT_COMPLETION, "Sorry."),
+        (ObjectType.RUNNER_COMPLETION, ""),
+    ]
+    *_, assistant, tool_result = server.bodies[1]["messages"]
+    assert assistant == {"role": "assistant", "content": "", "tool_calls": [call]}
+    assert tool_result["tool_call_id"] == "call_a"
+    assert "arguments are not valid JSON" in tool_result["content"]
+    assert testing.waits == []
+
+
+async def test_a_refused_key_ends_the_run_with_an_error_event_and_no_retry(
+    model: Callable[..., OpenAIModel], testing: Testing
+) -> None:
+    server = FakeServer(http_error(401, f"Incorrect API key provided: {KEY}"))
+
+    events = await run(model(server))
+
+    assert trace(events) == [
+        (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
+        (ObjectType.ERROR, "AuthenticationError"),
+    ]
+    error = events[-1].error
+    assert error is not None
+    assert (error.where, events[-1].done) == ("model:gpt-test", True)
+    assert "the server refused the API key (HTTP 401)" in error.message
+    assert [KEY in e.model_dump_json() for e in events] == [False, False]
+    assert len(server.requests) == 1
