@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
 
+from adk import Cont, Event, LlmAgent, ModelContext, Runner, tool
 from adk.errors import BadRequestError, StreamInterruptedError
 from adk.events import LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
 from adk.models.base import LlmRequest
@@ -106,3 +110,80 @@ async def test_a_bad_request_is_a_bad_request_error(live_model: OpenAIModel) -> 
 
     assert info.value.status_code == 400
     assert not info.value.transient
+
+
+# --- through LlmAgent and Runner -----------------------------------------------------------------
+
+
+@tool
+def get_weather(city: str) -> dict[str, Any]:
+    """Get the current weather for a city."""
+    return {"city": city, "temp_c": 18, "sky": "sunny"}
+
+
+class ForceToolFirst:
+    """Forces the tool on a turn's first model call and forbids it after: a tiny model would loop."""
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        first = ctx.request.messages[-1].role == "user"
+        # The forced call needs room for its JSON arguments.
+        update = {"tool_choice": FORCE_WEATHER, "max_tokens": 48} if first else {"tool_choice": "none"}
+        return Cont(dataclasses.replace(ctx, request=ctx.request.model_copy(update=update)))
+
+
+async def run(agent: LlmAgent, message: str, stream: bool = False) -> list[Event]:
+    return [e async for e in Runner(agent).run("user", "session", message, stream=stream)]
+
+
+def objects(events: list[Event]) -> list[str]:
+    return [e.object for e in events]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "streamed"])
+async def test_a_text_turn_through_the_runner(live_model: OpenAIModel, stream: bool) -> None:
+    events = await run(
+        LlmAgent("assistant", model=live_model, instruction="Be brief."), HELLO[0].content, stream
+    )
+
+    user, *chunks, answer, done = events
+    assert (user.author, user.content) == ("user", HELLO[0].content)
+    assert (answer.object, answer.author, answer.error) == (ObjectType.CHAT_COMPLETION, "assistant", None)
+    assert answer.tool_calls == []
+    if stream:
+        assert {(c.object, c.is_partial) for c in chunks} == {(ObjectType.CHAT_COMPLETION_CHUNK, True)}
+        assert answer.content == "".join(c.content for c in chunks)
+    else:
+        assert chunks == []
+    assert (done.object, done.done) == (ObjectType.RUNNER_COMPLETION, True)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "streamed"])
+async def test_a_tool_calling_turn_through_the_runner(live_model: OpenAIModel, stream: bool) -> None:
+    agent = LlmAgent("assistant", model=live_model, tools=[get_weather], callbacks=[ForceToolFirst()])
+
+    events = await run(agent, WEATHER_QUESTION[0].content, stream)
+
+    complete = [e for e in events if not e.is_partial]
+    assert objects(complete) == [
+        ObjectType.CHAT_COMPLETION,  # the user's message
+        ObjectType.CHAT_COMPLETION,  # the call
+        ObjectType.TOOL_RESPONSE,
+        ObjectType.CHAT_COMPLETION,  # the answer
+        ObjectType.RUNNER_COMPLETION,
+    ]
+    [call] = complete[1].tool_calls
+    assert call.function.name == "get_weather"
+    result = complete[2].message
+    assert result is not None
+    # The model's arguments may not even be JSON: then the result is an error for the model.
+    assert (result.role, result.tool_call_id, result.name) == ("tool", call.id, "get_weather")
+    assert complete[3].tool_calls == []
+
+
+async def test_a_bad_request_through_the_runner_ends_it_with_an_error_event(live_model: OpenAIModel) -> None:
+    events = await run(LlmAgent("assistant", model=live_model), "hello " * 20_000)
+
+    assert objects(events) == [ObjectType.CHAT_COMPLETION, ObjectType.ERROR]
+    error = events[-1].error
+    assert error is not None
+    assert (error.type, error.where) == ("BadRequestError", f"model:{live_model.name}")
