@@ -103,13 +103,13 @@ async def _replace(
     """
     replacement: V | None = None
     first_error: CallbackError | None = None
-    for impl in impls:
+    for fn, is_async, owner in impls:
         try:
-            out = impl.fn(value, ctx)
-            if impl.is_async:
+            out = fn(value, ctx)
+            if is_async:
                 out = await out
         except Exception as e:
-            error = _failed(impl, hook, e)
+            error = _failed(owner, hook, e)
         else:
             if out is None:
                 continue
@@ -120,7 +120,7 @@ async def _replace(
                     return out
                 replacement = out
                 continue
-            error = _bad_result(impl, hook, out, f"{allowed_name} or None")
+            error = _bad_result(owner, hook, out, f"{allowed_name} or None")
         if not continue_on_error:
             raise error
         first_error = first_error or error

@@ -26,7 +26,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from adk.callbacks.chain import run_on_error
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, HookName
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
 from adk.errors import ModelError, RetriesExhausted, locate, where
@@ -182,7 +182,7 @@ class Attempts:
 
 
 async def recover(
-    hooks: Callbacks, hook: str, error: Exception, ctx: Ctx, attempts: Attempts
+    hooks: Callbacks, hook: HookName, error: Exception, ctx: Ctx, attempts: Attempts
 ) -> Retry[Ctx] | Fallback[Any]:
     """Run the `on_*_error` chain for a failed attempt and hold a `Retry` to the policy's bound.
 
