@@ -26,6 +26,7 @@ from adk import (
     ToolDeclaration,
 )
 from adk.errors import AuthenticationError, ServerError
+from adk.recovery import FallbackModels
 from adk.telemetry import Tracing
 from adk.testing import ScriptedModel, set_testing
 
@@ -188,6 +189,22 @@ async def test_a_run_stopped_by_its_consumer_closes_its_spans_without_error(
         ("invocation a", True),
     ]
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
+
+
+async def test_a_fallback_to_another_model_is_one_model_span(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    backup = ScriptedModel(["from the backup"], name="backup")
+    primary = ScriptedModel([AuthenticationError("revoked")], name="primary")
+    agent = LlmAgent("a", model=primary, callbacks=[FallbackModels([backup])])
+    [e async for e in Runner(agent, callbacks=[tracing]).run("u", "s", "hi")]
+    model = named(exporter.get_finished_spans(), "model primary")
+    assert model.attributes is not None
+    assert (model.attributes["adk.model"], model.attributes["adk.attempt"]) == ("backup", 1)
+    assert [(e.name, dict(e.attributes or {})["adk.model"]) for e in model.events] == [
+        ("exception", "primary")
+    ]
+    assert model.status.status_code is StatusCode.UNSET
 
 
 class Guard:
