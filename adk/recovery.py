@@ -108,7 +108,11 @@ class RetryPolicy:
     """
 
     stop: stop_base = field(default_factory=lambda: tenacity.stop_after_attempt(3))
-    wait: wait_base = field(default_factory=lambda: tenacity.wait_exponential_jitter(initial=0.5, max=30))
+    # wait_exponential_jitter's `initial` is deprecated since tenacity 9.1 and its replacement
+    # `multiplier` is missing before; this sum is the same wait under every tenacity 9.
+    wait: wait_base = field(
+        default_factory=lambda: tenacity.wait_exponential(multiplier=0.5, max=30) + tenacity.wait_random(0, 1)
+    )
     retry: retry_base = field(default_factory=lambda: tenacity.retry_if_exception(is_transient))
     honor_retry_after: bool = True
     """Wait at least the server's Retry-After (capped by `max_retry_after`)."""
