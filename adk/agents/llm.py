@@ -116,7 +116,7 @@ class LlmAgent(BaseAgent):
         branch = ctx.branch
         messages = []
         for event in ctx.invocation.session.events:
-            if event.is_partial or event.error is not None:
+            if event.is_partial:
                 continue
             b = event.branch
             if b and b != branch and not branch.startswith(b + "."):

@@ -143,7 +143,9 @@ async def test_after_agent_is_a_fold_in_order() -> None:
             assert output is not None
             return Message.assistant(output.content + self.s)
 
-    runner = Runner(LlmAgent("root", model=ScriptedModel(["x"]), callbacks=[Suffix("1")]), callbacks=[Suffix("0")])
+    runner = Runner(
+        LlmAgent("root", model=ScriptedModel(["x"]), callbacks=[Suffix("1")]), callbacks=[Suffix("0")]
+    )
     assert await shapes(runner, callbacks=[Suffix("2")]) == [
         ("model", "user", "hi"),
         ("model", "root", "x"),
@@ -193,7 +195,9 @@ class SetState:
 
 async def test_state_changes_of_agent_callbacks_go_out_as_state_update_events() -> None:
     service = InMemorySessionService()
-    runner = Runner(LlmAgent("root", model=ScriptedModel(["hello"]), callbacks=[SetState()]), session_service=service)
+    runner = Runner(
+        LlmAgent("root", model=ScriptedModel(["hello"]), callbacks=[SetState()]), session_service=service
+    )
     events = await run(runner)
     assert [summary(e) for e in events] == [
         ("model", "user", "hi"),
@@ -216,9 +220,15 @@ async def test_state_change_with_a_halt_rides_on_the_halt_event() -> None:
             return Halt("closed")
 
     service = InMemorySessionService()
-    runner = Runner(LlmAgent("root", model=ScriptedModel([]), callbacks=[HaltWithState()]), session_service=service)
+    runner = Runner(
+        LlmAgent("root", model=ScriptedModel([]), callbacks=[HaltWithState()]), session_service=service
+    )
     events = await run(runner)
-    assert [summary(e) for e in events] == [("model", "user", "hi"), ("model", "root", "closed"), ("done", "root")]
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("model", "root", "closed"),
+        ("done", "root"),
+    ]
     assert events[1].actions.state_delta == {"why": "closed"}
     session = await service.get("u", "s")
     assert session is not None
