@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncGenerator, Iterable
-from contextlib import aclosing, suppress
+from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
 from adk.callbacks.protocols import AnyCallback
@@ -38,9 +39,9 @@ class Runner:
         self.session_service: SessionService = session_service or InMemorySessionService()
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or RetryPolicy()
-        self._active: set[tuple[str, str]] = set()
+        self._active: dict[tuple[str, str], tuple[object, weakref.ref[AsyncGenerator[Event, None]]]] = {}
 
-    async def run(
+    def run(
         self,
         user_id: str,
         session_id: str,
@@ -55,16 +56,32 @@ class Runner:
         Complete events are stored in the session before they are yielded; partial (streamed)
         ones are only yielded. An error that ends the run is yielded (and stored) as a final
         `error` event rather than raised. Stop iterating at any time: the run stops, pending tool
-        calls are cancelled, and what was stored stays. A second run on a session that is
-        already running raises `SessionBusyError`.
+        calls are cancelled, and what was stored stays. Starting a run on a session whose run is
+        still going (its iterator not exhausted, closed or dropped) raises `SessionBusyError`.
         """
         key = (user_id, session_id)
-        if key in self._active:
+        running = self._active.get(key)
+        if running is not None and running[1]() is not None:
             raise SessionBusyError(f"session {session_id!r} of user {user_id!r} is already running")
         run_callbacks = Callbacks.of(callbacks)  # registration errors surface before anything runs
-        self._active.add(key)
+        claim = object()
+        events = self._run(claim, key, message, run_callbacks, stream, invocation_id)
+        # A weak reference: an iterator the caller dropped (a plain `break`) frees the session at
+        # once, although asyncio closes the generator only later.
+        self._active[key] = (claim, weakref.ref(events))
+        return events
+
+    async def _run(
+        self,
+        claim: object,
+        key: tuple[str, str],
+        message: str | Message,
+        callbacks: Callbacks,
+        stream: bool,
+        invocation_id: str | None,
+    ) -> AsyncGenerator[Event, None]:
         try:
-            session = await self.session_service.get_or_create(user_id, session_id)
+            session = await self.session_service.get_or_create(*key)
             if isinstance(message, str):
                 message = Message.user(message)
             invocation = Invocation(
@@ -72,21 +89,28 @@ class Runner:
                 session,
                 message,
                 runner_callbacks=self.callbacks,
-                run_callbacks=run_callbacks,
+                run_callbacks=callbacks,
                 stream=stream,
                 retry_policy=self.retry_policy,
             )
-            token = _current_invocation.set(invocation)
+            # current_invocation() is set around each step only: the consumer's context is not
+            # left pointing at this run, and runs interleaved in one task each see their own.
+            events = self._events(invocation)
             try:
-                async with aclosing(self._events(invocation)) as events:
-                    async for event in events:
-                        yield event
+                while True:
+                    token = _current_invocation.set(invocation)
+                    try:
+                        event = await anext(events)
+                    except StopAsyncIteration:
+                        return
+                    finally:
+                        _current_invocation.reset(token)
+                    yield event
             finally:
-                # ValueError: finalised from another context (the consumer dropped the iterator)
-                with suppress(ValueError):
-                    _current_invocation.reset(token)
+                await events.aclose()
         finally:
-            self._active.discard(key)
+            if self._active.get(key, (None,))[0] is claim:
+                del self._active[key]
 
     async def _events(self, invocation: Invocation) -> AsyncGenerator[Event, None]:
         store = self.session_service

@@ -11,6 +11,7 @@ from adk.callbacks.results import Cont
 from adk.context import AgentContext, ModelContext, ToolContext
 from adk.errors import ToolArgumentsError
 from adk.events import Event, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
+from adk.models.base import LlmRequest
 from adk.runner import Runner
 from adk.tools import BaseTool
 
@@ -82,6 +83,11 @@ class StrictTool(Tool):
         if problems:
             raise ToolArgumentsError(self.name, problems)
         return dict(args)
+
+
+def reply(request: LlmRequest) -> str:
+    """A model step that answers the last message, so a script need not know the call order."""
+    return f"re: {request.messages[-1].content}"
 
 
 def call(name: str, id: str, **args: Any) -> ToolCall:

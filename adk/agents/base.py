@@ -64,15 +64,19 @@ class BaseAgent(ABC):
                 yield self._state_event(ctx)
 
         output: Message | None = None
-        async for event in self._run_body(ctx):
-            if not event.author:
-                event.author = self.name
-            if invocation.escalated and not event.is_partial:
-                _carry_escalation(invocation, event)
-            message = event.message
-            if message is not None and message.role == "assistant" and not event.is_partial:
-                output = message
-            yield event
+        body = self._run_body(ctx)
+        try:
+            async for event in body:
+                if not event.author:
+                    event.author = self.name
+                if invocation.escalated and not event.is_partial:
+                    _carry_escalation(invocation, event)
+                message = event.message
+                if message is not None and message.role == "assistant" and not event.is_partial:
+                    output = message
+                yield event
+        finally:
+            await body.aclose()  # closes a workflow's children (and their tool tasks) now
 
         if invocation.ended or not hooks.get("after_agent"):
             return

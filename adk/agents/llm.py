@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from adk.agents.base import BaseAgent
@@ -69,6 +69,13 @@ def _parse_arguments(tool: str, raw: str) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ToolArgumentsError(tool, [f"arguments must be a JSON object, got {type(args).__name__}"])
     return args
+
+
+async def _close(stream: AsyncIterator[LlmResponse]) -> None:
+    """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def _result_text(result: Any) -> str:
@@ -142,11 +149,15 @@ class LlmAgent(BaseAgent):
                 stream=invocation.stream,
             )
             response: LlmResponse | None = None
-            async for item in self._call_model(ctx, request, recovery, policy):
-                if isinstance(item, Event):
-                    yield item
-                else:
-                    response = item
+            envelope = self._call_model(ctx, request, recovery, policy)
+            try:
+                async for item in envelope:
+                    if isinstance(item, Event):
+                        yield item
+                    else:
+                        response = item
+            finally:
+                await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             assert response is not None
             event = Event.from_response(ctx.invocation_id, self.name, response, branch=ctx.branch)
             event.is_partial = False
@@ -181,12 +192,16 @@ class LlmAgent(BaseAgent):
             streamed = False
             response: LlmResponse | None = None
             try:
-                async for chunk in mctx.model.generate(mctx.request):
-                    if chunk.is_partial:
-                        streamed = True
-                        yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
-                    else:
-                        response = chunk
+                stream = mctx.model.generate(mctx.request)
+                try:
+                    async for chunk in stream:
+                        if chunk.is_partial:
+                            streamed = True
+                            yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
+                        else:
+                            response = chunk
+                finally:
+                    await _close(stream)
                 if response is None:
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
                 break
