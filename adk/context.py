@@ -148,10 +148,11 @@ class Invocation:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
         hooks = self._hooks.get(id(agent))
         if hooks is None:
-            hooks = Callbacks.of(())
-            for part in (self._outer, agent.callbacks, self._run_callbacks):
-                if part:
-                    hooks = hooks + part
+            hooks = agent.callbacks
+            if self._outer:
+                hooks = self._outer + hooks
+            if self._run_callbacks:
+                hooks = hooks + self._run_callbacks
             self._hooks[id(agent)] = hooks
         return hooks
 

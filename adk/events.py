@@ -239,10 +239,14 @@ class Event(LlmResponse):
     @classmethod
     def from_response(cls, invocation_id: str, author: str, response: LlmResponse, **fields: Any) -> Event:
         """An event carrying a model response (a chunk or a complete one)."""
-        data = {name: getattr(response, name) for name in LlmResponse.model_fields}
+        values = response.__dict__
+        data = {name: values[name] for name in _RESPONSE_FIELDS}
         data.update(fields)
         return cls(invocation_id=invocation_id, author=author, **data)
 
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""
         return self.model_copy(deep=True)
+
+
+_RESPONSE_FIELDS = tuple(LlmResponse.model_fields)

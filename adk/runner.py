@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncGenerator, Iterable
-from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
 from adk.callbacks.protocols import AnyCallback
@@ -18,6 +17,8 @@ from adk.sessions.base import SessionService
 from adk.sessions.memory import InMemorySessionService
 
 __all__ = ["Runner"]
+
+_NO_CALLBACKS = Callbacks((), {})
 
 
 class Runner:
@@ -63,7 +64,8 @@ class Runner:
         running = self._active.get(key)
         if running is not None and running[1]() is not None:
             raise SessionBusyError(f"session {session_id!r} of user {user_id!r} is already running")
-        run_callbacks = Callbacks.of(callbacks)  # registration errors surface before anything runs
+        # registration errors surface here, before anything runs
+        run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
         claim = object()
         events = self._run(claim, key, message, run_callbacks, stream, invocation_id)
         # A weak reference: an iterator the caller dropped (a plain `break`) frees the session at
@@ -81,7 +83,8 @@ class Runner:
         invocation_id: str | None,
     ) -> AsyncGenerator[Event, None]:
         try:
-            session = await self.session_service.get_or_create(*key)
+            store = self.session_service
+            session = await store.get_or_create(*key)
             if isinstance(message, str):
                 message = Message.user(message)
             invocation = Invocation(
@@ -93,61 +96,54 @@ class Runner:
                 stream=stream,
                 retry_policy=self.retry_policy,
             )
-            # current_invocation() is set around each step only: the consumer's context is not
-            # left pointing at this run, and runs interleaved in one task each see their own.
-            events = self._events(invocation)
+            inv_id = invocation.invocation_id
+            first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+            await store.append_event(session, first)
+            yield first
+
+            failure: Exception | None = None
+            state = invocation.state
+            # current_invocation() is set around each step of the agent only: the consumer's
+            # context is not left pointing at this run, and runs interleaved in one task each see
+            # their own.
+            events = self.agent.run(invocation)
             try:
                 while True:
                     token = _current_invocation.set(invocation)
                     try:
                         event = await anext(events)
                     except StopAsyncIteration:
-                        return
+                        break
+                    except Exception as error:
+                        failure = error
+                        break
                     finally:
                         _current_invocation.reset(token)
+                    if not event.is_partial:
+                        if state.has_delta:
+                            event.actions.state_delta.update(state.take_delta())
+                        await store.append_event(session, event)
                     yield event
             finally:
-                await events.aclose()
+                await events.aclose()  # closes every agent below now, cancelling their tool tasks
+
+            author = self.agent.name
+            if failure is not None:
+                event = Event.from_error(inv_id, author, failure, where=where(failure) or f"agent:{author}")
+                if state.has_delta:
+                    event.actions.state_delta = state.take_delta()
+                await store.append_event(session, event)
+                yield event
+                return
+            if state.has_delta:
+                event = Event.new(inv_id, author, object=ObjectType.STATE_UPDATE)
+                event.actions.state_delta = state.take_delta()
+                await store.append_event(session, event)
+                yield event
+            yield Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
         finally:
             if self._active.get(key, (None,))[0] is claim:
                 del self._active[key]
-
-    async def _events(self, invocation: Invocation) -> AsyncGenerator[Event, None]:
-        store = self.session_service
-        session = invocation.session
-        first = Event.new(
-            invocation.invocation_id, "user", choices=[Choice(message=invocation.message)], done=True
-        )
-        await store.append_event(session, first)
-        yield first
-        try:
-            async with aclosing(self.agent.run(invocation)) as events:
-                async for event in events:
-                    if not event.is_partial:
-                        if invocation.state.has_delta:
-                            event.actions.state_delta.update(invocation.state.take_delta())
-                        await store.append_event(session, event)
-                    yield event
-        except Exception as error:
-            failure = Event.from_error(
-                invocation.invocation_id,
-                self.agent.name,
-                error,
-                where=where(error) or f"agent:{self.agent.name}",
-            )
-            if invocation.state.has_delta:
-                failure.actions.state_delta = invocation.state.take_delta()
-            await store.append_event(session, failure)
-            yield failure
-            return
-        if invocation.state.has_delta:
-            update = Event.new(invocation.invocation_id, self.agent.name, object=ObjectType.STATE_UPDATE)
-            update.actions.state_delta = invocation.state.take_delta()
-            await store.append_event(session, update)
-            yield update
-        yield Event.new(
-            invocation.invocation_id, self.agent.name, object=ObjectType.RUNNER_COMPLETION, done=True
-        )
 
     def run_sync(
         self,

@@ -7,7 +7,6 @@ inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any
@@ -117,6 +116,8 @@ class LlmAgent(BaseAgent):
         self.max_iterations = max_iterations
         self.retry_policy = retry_policy
         self._declarations = [t.declaration for t in tools]
+        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
+        """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
 
     def _history(self, ctx: AgentContext) -> list[Message]:
         """The messages this agent sees: the session's, on its branch or an ancestor's."""
@@ -137,7 +138,12 @@ class LlmAgent(BaseAgent):
         invocation = ctx.invocation
         hooks = invocation.hooks_for(self)
         policy = self.retry_policy or invocation.retry_policy
-        recovery = hooks + invocation.recovery_for(policy)
+        cached = self._recovery
+        if cached is not None and cached[0] is hooks and cached[1] is policy:
+            recovery = cached[2]
+        else:  # concatenating on every run would cost more than the callbacks themselves
+            recovery = hooks + invocation.recovery_for(policy)
+            self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
         for _ in range(self.max_iterations):
             if invocation.ended:
@@ -159,9 +165,9 @@ class LlmAgent(BaseAgent):
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             assert response is not None
-            event = Event.from_response(ctx.invocation_id, self.name, response, branch=ctx.branch)
-            event.is_partial = False
-            yield event
+            yield Event.from_response(
+                ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
+            )
             if response.message is not None:
                 messages.append(response.message)
             calls = response.tool_calls
@@ -257,7 +263,8 @@ class LlmAgent(BaseAgent):
             try:
                 if tool is None:
                     raise _MissingTool(name, self.tools).error()
-                tctx = dataclasses.replace(tctx, args=_parse_arguments(name, call.function.arguments))
+                args = _parse_arguments(name, call.function.arguments)
+                tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)  # replace() is slow
             except (ToolArgumentsError, ToolNotFoundError) as e:
                 error = e
             if error is None:
