@@ -266,6 +266,26 @@ async def test_aclose_mid_stream_closes_the_model_stream_at_once() -> None:
     assert model.closed
 
 
+async def test_a_tool_call_cut_short_is_answered_with_an_error_in_the_next_runs_history() -> None:
+    slow = Slow()
+    model = ScriptedModel([calls(call("slow", "c1"), call("echo", "c2")), reply])
+    runner = Runner(LlmAgent("root", model=model, tools=[slow, Tool("echo")]))
+    events = runner.run("u", "s", "hi")
+    async for event in events:
+        if event.tool_calls:
+            break
+    await events.aclose()
+    assert (await shapes(runner, "again"))[1] == ("model", "root", "re: again")
+    stopped = "Error: the run was stopped before this call returned"
+    assert model.requests[1].messages == [
+        Message.user("hi"),
+        Message.assistant("", [call("slow", "c1"), call("echo", "c2")]),
+        Message.tool(stopped, tool_call_id="c1", name="slow"),
+        Message.tool(stopped, tool_call_id="c2", name="echo"),
+        Message.user("again"),
+    ]
+
+
 @pytest.mark.parametrize("mode", ["aclose", "break"])
 async def test_breaking_out_cancels_a_pending_tool_of_a_parallel_branch(mode: str) -> None:
     slow = Slow()

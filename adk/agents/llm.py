@@ -77,6 +77,13 @@ async def _close(stream: AsyncIterator[LlmResponse]) -> None:
         await aclose()
 
 
+def _interrupted(calls: dict[str, str]) -> list[Message]:
+    return [
+        Message.tool("Error: the run was stopped before this call returned", tool_call_id=i, name=name)
+        for i, name in calls.items()
+    ]
+
+
 def _result_text(result: Any) -> str:
     if isinstance(result, str):
         return result
@@ -120,9 +127,14 @@ class LlmAgent(BaseAgent):
         """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
 
     def _history(self, ctx: AgentContext) -> list[Message]:
-        """The messages this agent sees: the session's, on its branch or an ancestor's."""
+        """The messages this agent sees: the session's, on its branch or an ancestor's.
+
+        A tool call left without a result (the caller stopped the run while it ran) gets an error
+        result here, since chat APIs refuse a tool call that is never answered.
+        """
         branch = ctx.branch
-        messages = []
+        messages: list[Message] = []
+        unanswered: dict[str, str] = {}
         for event in ctx.invocation.session.events:
             if event.is_partial:
                 continue
@@ -130,8 +142,18 @@ class LlmAgent(BaseAgent):
             if b and b != branch and not branch.startswith(b + "."):
                 continue
             for choice in event.choices:
-                if choice.message is not None:
-                    messages.append(choice.message)
+                message = choice.message
+                if message is None:
+                    continue
+                if message.role == "tool":
+                    unanswered.pop(message.tool_call_id or "", None)
+                else:
+                    if unanswered:
+                        messages.extend(_interrupted(unanswered))
+                        unanswered = {}
+                    if message.tool_calls:
+                        unanswered = {c.id: c.function.name for c in message.tool_calls}
+                messages.append(message)
         return messages
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
