@@ -16,6 +16,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Halt
 from adk.context import AgentContext, Invocation
+from adk.errors import locate
 from adk.events import Choice, Event, Message, ObjectType
 
 __all__ = ["BaseAgent"]
@@ -75,6 +76,9 @@ class BaseAgent(ABC):
                 if message is not None and message.role == "assistant" and not event.is_partial:
                     output = message
                 yield event
+        except Exception as error:
+            locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
+            raise
         finally:
             await body.aclose()  # closes a workflow's children (and their tool tasks) now
 

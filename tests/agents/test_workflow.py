@@ -343,3 +343,12 @@ async def test_end_invocation_in_a_parallel_child_stops_its_sibling_before_its_n
         ("model", "b", "", [("echo", "{}")]),
     ]
     assert b_model.remaining == 1
+
+
+async def test_an_error_names_the_innermost_agent_it_came_from() -> None:
+    inner = LlmAgent(
+        "inner", model=ScriptedModel([calls(call("echo", "c1"))]), tools=[Tool("echo")], max_iterations=1
+    )
+    seq = SequentialAgent("seq", sub_agents=[LoopAgent("loop", sub_agents=[inner])])
+    events = await shapes(Runner(seq))
+    assert events[-1] == ("error", "seq", "MaxIterationsExceeded", "agent:inner")
