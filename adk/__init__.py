@@ -1,6 +1,7 @@
 """adk: an agent development kit with a typed, Elixir-style callback system and error recovery."""
 
 from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
+from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -67,14 +68,15 @@ from adk.events import (
 from adk.models.base import LlmRequest, Model
 from adk.recovery import RetryPolicy, is_transient
 from adk.runner import Runner
-from adk.sessions import InMemorySessionService, Session, SessionService
-from adk.tools import BaseTool
+from adk.sessions import InMemorySessionService, Session, SessionService, SqliteSessionService
+from adk.tools import BaseTool, FunctionTool, tool
 
 __all__ = [
     "AdkError",
     "AfterAgent",
     "AfterModel",
     "AfterTool",
+    "AfterTranslate",
     "AgentContext",
     "AnyCallback",
     "BaseAgent",
@@ -86,6 +88,7 @@ __all__ = [
     "BeforeResult",
     "BeforeTool",
     "BeforeToolResult",
+    "BeforeTranslate",
     "Callback",
     "CallbackError",
     "CallbackRegistrationError",
@@ -99,6 +102,7 @@ __all__ = [
     "EventActions",
     "Fallback",
     "FunctionCall",
+    "FunctionTool",
     "Halt",
     "InMemorySessionService",
     "Invocation",
@@ -126,6 +130,7 @@ __all__ = [
     "Session",
     "SessionBusyError",
     "SessionService",
+    "SqliteSessionService",
     "State",
     "ToolArgumentsError",
     "ToolCall",
@@ -134,6 +139,7 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "TranslateContext",
     "Usage",
     "current_invocation",
     "current_tool_call_id",
@@ -141,4 +147,5 @@ __all__ = [
     "run_after",
     "run_before",
     "run_on_error",
+    "tool",
 ]

@@ -152,18 +152,16 @@ class LlmResponse(_Model):
 
     @classmethod
     def text(cls, content: str, **fields: Any) -> Self:
-        """A complete, non-partial response whose message is the assistant's `content`."""
-        return cls(
-            choices=[Choice(message=Message.assistant(content), finish_reason="stop")],
-            done=True,
-            **fields,
-        )
+        """A complete (`done` unless `fields` say otherwise) response: the assistant's `content`."""
+        fields.setdefault("done", True)
+        return cls(choices=[Choice(message=Message.assistant(content), finish_reason="stop")], **fields)
 
     @classmethod
     def calls(cls, *tool_calls: ToolCall, content: str = "", **fields: Any) -> Self:
-        """A complete response asking for `tool_calls`."""
+        """A complete (`done` unless `fields` say otherwise) response asking for `tool_calls`."""
+        fields.setdefault("done", True)
         message = Message.assistant(content, list(tool_calls))
-        return cls(choices=[Choice(message=message, finish_reason="tool_calls")], done=True, **fields)
+        return cls(choices=[Choice(message=message, finish_reason="tool_calls")], **fields)
 
     @property
     def message(self) -> Message | None:
@@ -225,20 +223,25 @@ class Event(LlmResponse):
         where: str | None = None,
         **fields: Any,
     ) -> Event:
-        """A final error event describing `error`."""
-        info = error if isinstance(error, ErrorInfo) else ErrorInfo.of(error, where)
-        return cls(
-            invocation_id=invocation_id,
-            author=author,
-            object=ObjectType.ERROR,
-            error=info,
-            done=True,
-            **fields,
-        )
+        """A final error event describing `error`; a given `where` replaces an `ErrorInfo`'s own.
+
+        `object` is `error` and `done` is True unless `fields` say otherwise.
+        """
+        if isinstance(error, ErrorInfo):
+            info = error if where is None else error.model_copy(update={"where": where})
+        else:
+            info = ErrorInfo.of(error, where)
+        fields.setdefault("object", ObjectType.ERROR)
+        fields.setdefault("done", True)
+        return cls(invocation_id=invocation_id, author=author, error=info, **fields)
 
     @classmethod
     def from_response(cls, invocation_id: str, author: str, response: LlmResponse, **fields: Any) -> Event:
-        """An event carrying a model response (a chunk or a complete one)."""
+        """An event carrying every field of a model response (a chunk or a complete one).
+
+        Nested parts (choices, usage, error) are shared with `response`, not copied: `clone()` if
+        either will be changed.
+        """
         values = response.__dict__
         data = {name: values[name] for name in _RESPONSE_FIELDS}
         data.update(fields)

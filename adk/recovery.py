@@ -25,10 +25,10 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from adk.callbacks.chain import run_on_error
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, HookName
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
-from adk.errors import ModelError, RetriesExhausted
+from adk.errors import ModelError, RetriesExhausted, locate, where
 from adk.events import LlmResponse
 from adk.models.base import Model
 
@@ -59,6 +59,8 @@ def is_transient(error: BaseException) -> bool:
 
 class Testing(contextlib.AbstractContextManager["Testing"]):
     """The state of the testing switch; as a context manager, it restores the previous one on exit."""
+
+    __test__ = False  # not a pytest test class, though users import it into test modules
 
     def __init__(self, enabled: bool, attempts: int | None, previous: Testing | None) -> None:
         self.enabled = enabled
@@ -108,11 +110,7 @@ class RetryPolicy:
     """
 
     stop: stop_base = field(default_factory=lambda: tenacity.stop_after_attempt(3))
-    # wait_exponential_jitter's `initial` is deprecated since tenacity 9.1 and its replacement
-    # `multiplier` is missing before; this sum is the same wait under every tenacity 9.
-    wait: wait_base = field(
-        default_factory=lambda: tenacity.wait_exponential(multiplier=0.5, max=30) + tenacity.wait_random(0, 1)
-    )
+    wait: wait_base = field(default_factory=lambda: tenacity.wait_exponential_jitter(multiplier=0.5, max=30))
     retry: retry_base = field(default_factory=lambda: tenacity.retry_if_exception(is_transient))
     honor_retry_after: bool = True
     """Wait at least the server's Retry-After (capped by `max_retry_after`)."""
@@ -181,7 +179,7 @@ class Attempts:
 
 
 async def recover(
-    hooks: Callbacks, hook: str, error: Exception, ctx: Ctx, attempts: Attempts
+    hooks: Callbacks, hook: HookName, error: Exception, ctx: Ctx, attempts: Attempts
 ) -> Retry[Ctx] | Fallback[Any]:
     """Run the `on_*_error` chain for a failed attempt and hold a `Retry` to the policy's bound.
 
@@ -205,7 +203,7 @@ async def recover(
                     return Retry(dataclasses.replace(new, attempt=attempts.number), wait)
                 if isinstance(error, RetriesExhausted):
                     raise error
-                error = RetriesExhausted(attempts.number, error)
+                error = locate(RetriesExhausted(attempts.number, error), where(error) or hook)
             case Raise(error=final):
                 raise final
 

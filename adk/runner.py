@@ -21,6 +21,17 @@ __all__ = ["Runner"]
 _NO_CALLBACKS = Callbacks((), {})
 
 
+class _Claim:
+    """A run's hold on its session, through a weak reference to the run's iterator.
+
+    An iterator the caller dropped (a plain `break`) frees the session at once, although asyncio
+    closes the generator only later.
+    """
+
+    __slots__ = ("run",)
+    run: weakref.ref[AsyncGenerator[Event, None]]
+
+
 class Runner:
     """Runs `agent` turn by turn on sessions kept by `session_service`.
 
@@ -40,7 +51,7 @@ class Runner:
         self.session_service: SessionService = session_service or InMemorySessionService()
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or RetryPolicy()
-        self._active: dict[tuple[str, str], tuple[object, weakref.ref[AsyncGenerator[Event, None]]]] = {}
+        self._active: dict[tuple[str, str], _Claim] = {}
 
     def run(
         self,
@@ -57,31 +68,29 @@ class Runner:
         Complete events are stored in the session before they are yielded; partial (streamed)
         ones are only yielded. An error that ends the run is yielded (and stored) as a final
         `error` event rather than raised. Stop iterating at any time: the run stops, pending tool
-        calls are cancelled, and what was stored stays. Starting a run on a session whose run is
-        still going (its iterator not exhausted, closed or dropped) raises `SessionBusyError`.
+        calls are cancelled, and what was stored stays. Iterating a run on a session whose run is
+        still going (its iterator neither exhausted, closed nor dropped) raises `SessionBusyError`.
         """
-        key = (user_id, session_id)
-        running = self._active.get(key)
-        if running is not None and running[1]() is not None:
-            raise SessionBusyError(f"session {session_id!r} of user {user_id!r} is already running")
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
-        claim = object()
-        events = self._run(claim, key, message, run_callbacks, stream, invocation_id)
-        # A weak reference: an iterator the caller dropped (a plain `break`) frees the session at
-        # once, although asyncio closes the generator only later.
-        self._active[key] = (claim, weakref.ref(events))
+        claim = _Claim()
+        events = self._run(claim, (user_id, session_id), message, run_callbacks, stream, invocation_id)
+        claim.run = weakref.ref(events)
         return events
 
     async def _run(
         self,
-        claim: object,
+        claim: _Claim,
         key: tuple[str, str],
         message: str | Message,
         callbacks: Callbacks,
         stream: bool,
         invocation_id: str | None,
     ) -> AsyncGenerator[Event, None]:
+        active = self._active.get(key)
+        if active is not None and active.run() is not None:
+            raise SessionBusyError(f"session {key[1]!r} of user {key[0]!r} is already running")
+        self._active[key] = claim
         try:
             store = self.session_service
             session = await store.get_or_create(*key)
@@ -142,7 +151,7 @@ class Runner:
                 yield event
             yield Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
         finally:
-            if self._active.get(key, (None,))[0] is claim:
+            if self._active.get(key) is claim:
                 del self._active[key]
 
     def run_sync(

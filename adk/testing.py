@@ -6,21 +6,32 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from adk.errors import AdkError
-from adk.events import Choice, LlmResponse, Message, ObjectType
+from adk.events import Choice, LlmResponse, Message, ObjectType, new_id
 from adk.models.base import LlmRequest
 from adk.recovery import set_testing
 
-__all__ = ["ScriptError", "ScriptedModel", "Step", "set_testing"]
+__all__ = ["ScriptError", "ScriptedModel", "Step", "Stream", "set_testing"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """A scripted call that streams `chunks` as partial output, then raises `error` or completes."""
+
+    chunks: Sequence[str]
+    error: Exception | None = None
+
 
 Step: TypeAlias = (
-    "LlmResponse | str | Exception | Callable[[LlmRequest], LlmResponse | str | Awaitable[LlmResponse | str]]"
+    "LlmResponse | str | BaseException | Stream"
+    " | Callable[[LlmRequest], LlmResponse | str | Awaitable[LlmResponse | str]]"
 )
-"""One scripted model call: a response, a text answer, an exception to raise, or a function of the
-request that returns a response or text."""
+"""One scripted model call: a response, a text answer, an exception to raise, a `Stream`, or a
+function of the request that returns a response or text."""
 
 
 class ScriptError(AdkError, AssertionError):
@@ -66,20 +77,29 @@ class ScriptedModel:
                 f"{[m.content for m in request.messages][-3:]}"
             )
         step = self._steps[n]
-        if isinstance(step, Exception):
+        if isinstance(step, BaseException):
             raise step
+        if isinstance(step, Stream):
+            for text in step.chunks:
+                yield _chunk("", self._name, text)
+            if step.error is not None:
+                raise step.error
+            step = "".join(step.chunks)
         answer = step(request) if callable(step) and not isinstance(step, LlmResponse) else step
         if inspect.isawaitable(answer):
             answer = await answer
         response = LlmResponse.text(answer, model=self._name) if isinstance(answer, str) else answer
         if request.stream and response.content and not response.is_partial:
             for i, word in enumerate(response.content.split(" ")):
-                delta = Message.assistant(word if i == 0 else " " + word)
-                yield LlmResponse(
-                    id=response.id,
-                    object=ObjectType.CHAT_COMPLETION_CHUNK,
-                    model=response.model,
-                    choices=[Choice(delta=delta)],
-                    is_partial=True,
-                )
+                yield _chunk(response.id, response.model, word if i == 0 else " " + word)
         yield response
+
+
+def _chunk(id: str, model: str, text: str) -> LlmResponse:
+    return LlmResponse(
+        id=id or new_id(),
+        object=ObjectType.CHAT_COMPLETION_CHUNK,
+        model=model,
+        choices=[Choice(delta=Message.assistant(text))],
+        is_partial=True,
+    )

@@ -1,20 +1,43 @@
 """Tools: `BaseTool`, and `FunctionTool` / `@tool` that make one from a typed Python function.
 
-(Contract only in this commit; FunctionTool and @tool land next.)
+A `FunctionTool` builds a pydantic validator of the function's parameters once, when it is
+created: it gives the JSON schema the LLM sees and validates the arguments it sends back.
+`parse_arguments` and `result_to_text` are the runtime's two ends of a tool call: the model's
+JSON text in, the tool's result out as text.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Generic, NotRequired, ParamSpec, TypeVar, get_args, get_origin, overload
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+    with_config,
+)
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import CoreSchema, ErrorDetails, from_json, to_json
+from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
+
+from adk.context import ToolContext
+from adk.errors import ToolArgumentsError
 from adk.events import ToolDeclaration
 
-if TYPE_CHECKING:
-    from adk.context import ToolContext
+__all__ = ["BaseTool", "FunctionTool", "parse_arguments", "result_to_text", "tool"]
 
-__all__ = ["BaseTool"]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class BaseTool(ABC):
@@ -43,3 +66,313 @@ class BaseTool(ABC):
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Run the tool with validated `args`."""
+
+
+class FunctionTool(BaseTool, Generic[P, R]):
+    """A tool made from a typed Python function, sync or async.
+
+    Each parameter becomes an argument in the JSON schema, described by the docstring's
+    Args/Parameters section; a parameter annotated `ToolContext` receives the tool context
+    instead. Sync functions are called inline, not in a thread: a tool that blocks should be
+    `async`. The tool stays callable like the function it wraps, which is also `fn`.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        max_retries: int = 2,
+    ) -> None:
+        self.fn = fn
+        self.name = name if name is not None else _name_of(fn)
+        if not re.fullmatch(_VALID_NAME, self.name):
+            raise ValueError(
+                f"tool name {self.name!r} is not valid: use 1-64 letters, digits, '_' or '-'"
+                + ("" if name is not None else "; pass name=...")
+            )
+        doc = inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn)
+        summary, param_docs = _parse_docstring(doc or "")
+        self.description = description if description is not None else summary
+        self.idempotent = idempotent
+        self.max_retries = max_retries
+        self._call: Callable[..., Any] = fn
+        # type(fn).__call__ catches an instance whose __call__ is async.
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        adapter, schema, self._params, self._ctx_param = _arguments_adapter(self.name, fn, param_docs)
+        self._validate_python = adapter.validate_python
+        self._declaration = ToolDeclaration(name=self.name, description=self.description, parameters=schema)
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return self._declaration
+
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments as the function takes them (a pydantic model parameter gets an instance)."""
+        try:
+            return self._validate_python(args)
+        except ValidationError as e:
+            raise ToolArgumentsError(self.name, [self._problem(error) for error in e.errors()]) from None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        """Call the function with validated `args` (and `ctx`, if it takes one); return its result."""
+        if self._ctx_param is not None:
+            args = {**args, self._ctx_param: ctx}
+        if self._is_async:
+            return await self._call(**args)
+        return self._call(**args)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self.name!r})"
+
+    def _problem(self, error: ErrorDetails) -> str:
+        loc = error["loc"]
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)[1:]
+        match error["type"]:
+            case "missing":
+                problem = error["msg"]
+            case "extra_forbidden":
+                expected = ", ".join(repr(p) for p in self._params) or "none"
+                problem = f"unexpected argument (parameters: {expected})"
+            case _:
+                problem = f"{error['msg']}, got {_short_repr(error['input'])}"
+        return f"argument {where!r}: {problem}"
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
+    max_retries: int = 2,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
+    max_retries: int = 2,
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+    """Make a `FunctionTool` of the decorated function: `@tool` or `@tool(idempotent=True)`."""
+
+    def wrap(fn: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(
+            fn, name=name, description=description, idempotent=idempotent, max_retries=max_retries
+        )
+
+    return wrap if fn is None else wrap(fn)
+
+
+def parse_arguments(tool_name: str, raw: str) -> dict[str, Any]:
+    """Decode the model's argument text for `tool_name`: a JSON object, or empty for none."""
+    if not raw.strip():
+        return {}
+    try:
+        args = from_json(raw)
+    except ValueError as e:
+        raise ToolArgumentsError(
+            tool_name, [f"arguments are not valid JSON ({e}): {_short_repr(raw)}"]
+        ) from None
+    if not isinstance(args, dict):
+        raise ToolArgumentsError(
+            tool_name, [f"arguments must be a JSON object, got a JSON {_json_kind(args)}: {_short_repr(raw)}"]
+        )
+    return args
+
+
+def result_to_text(result: Any) -> str:
+    """A tool's result as the text sent to the model: a str as is, data as JSON, anything else str()."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, _JSON_TYPES) or (dataclasses.is_dataclass(result) and not isinstance(result, type)):
+        return to_json(result, fallback=str).decode()
+    return str(result)
+
+
+_VALID_NAME = r"[A-Za-z0-9_-]{1,64}"
+_JSON_TYPES = (BaseModel, Mapping, list, tuple, set, frozenset, int, float, type(None))
+_ARGUMENTS_CONFIG = ConfigDict(extra="forbid")
+# Built from types known only at run time.
+_Annotated: Any = Annotated
+_TypedDict: Any = TypedDict
+
+
+class _ToolJsonSchema(GenerateJsonSchema):
+    """Pydantic's JSON schema without per-field titles, which only repeat the argument names."""
+
+    def field_title_should_be_set(self, schema: CoreSchema) -> bool:
+        return False
+
+
+def _name_of(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        raise TypeError(f"{fn!r} has no __name__: pass FunctionTool(..., name=...)")
+    return name
+
+
+def _arguments_adapter(
+    tool_name: str, fn: Callable[..., Any], param_docs: dict[str, str]
+) -> tuple[TypeAdapter[dict[str, Any]], dict[str, Any], tuple[str, ...], str | None]:
+    """A validator of `fn`'s arguments, its JSON schema, the parameter names, the ToolContext parameter.
+
+    The arguments are a TypedDict, so validation yields the keyword arguments directly and any
+    parameter name works (on a BaseModel, `json` or `_private` would clash or be private).
+    """
+    where = f"tool {tool_name!r} ({getattr(fn, '__qualname__', repr(fn))})"
+    try:
+        signature = inspect.signature(fn, eval_str=True)
+    except (NameError, TypeError, ValueError) as e:
+        raise TypeError(f"{where}: cannot read its signature: {type(e).__name__}: {e}") from e
+    annotations: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
+    ctx_param: str | None = None
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            star = "*" if param.kind is param.VAR_POSITIONAL else "**"
+            raise TypeError(f"{where}: {star}{param.name} is not supported; name every parameter")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(f"{where}: parameter {param.name!r} is positional-only; tools take keywords")
+        if param.annotation is param.empty:
+            raise TypeError(f"{where}: parameter {param.name!r} has no type annotation")
+        if param.annotation is ToolContext:
+            if ctx_param is not None:
+                raise TypeError(f"{where}: parameters {ctx_param!r} and {param.name!r} both take ToolContext")
+            ctx_param = param.name
+            continue
+        base, *metadata = (
+            get_args(param.annotation) if get_origin(param.annotation) is Annotated else (param.annotation,)
+        )
+        # Later metadata wins: the docstring's description, then the user's Field()s, then the default.
+        if param.name in param_docs:
+            metadata.insert(0, Field(description=param_docs[param.name]))
+        default = param.default
+        if default is not param.empty:
+            metadata.append(default if isinstance(default, FieldInfo) else Field(default=default))
+        required = default is param.empty or (isinstance(default, FieldInfo) and default.is_required())
+        annotations[param.name] = annotation = _Annotated[(base, *metadata)] if metadata else base
+        fields[param.name] = annotation if required else NotRequired[annotation]
+    try:
+        adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(
+            with_config(_ARGUMENTS_CONFIG)(_TypedDict(tool_name, fields))
+        )
+        schema = adapter.json_schema(schema_generator=_ToolJsonSchema)
+    except PydanticUserError as e:
+        bad = next((f"parameter {n!r}" for n, a in annotations.items() if not _describable(a)), "it")
+        first_line = str(e).partition("\n")[0]
+        raise TypeError(f"{where}: pydantic cannot describe {bad}: {first_line}") from e
+    schema.pop("title", None)
+    return adapter, schema, tuple(fields), ctx_param
+
+
+def _describable(annotation: Any) -> bool:
+    try:
+        TypeAdapter(annotation).json_schema()
+    except PydanticUserError:
+        return False
+    return True
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_kind(value: Any) -> str:
+    match value:
+        case list():
+            return "array"
+        case str():
+            return "string"
+        case bool():
+            return "boolean"
+        case int() | float():
+            return "number"
+        case _:
+            return "null"
+
+
+# Docstring sections whose entries describe parameters (Google style, NumPy style).
+_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"}
+# Patterns, not compiled ones: `re` compiles and caches them on first use, so importing adk doesn't.
+_GOOGLE_SECTION = (
+    r"(?i:args|arguments|parameters|params|keyword args|keyword arguments|other parameters|returns?|"
+    r"yields?|raises|examples?|notes?|attributes|see also|warnings?|todo|references):\s*"
+)
+_NUMPY_UNDERLINE = r"-{3,}\s*"
+_SPHINX_PARAM = r":(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+):\s*(.*)"
+_GOOGLE_ENTRY = r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)"
+_NUMPY_ENTRY = r"(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?"
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The text before any section, and the parameter descriptions (Google, NumPy or Sphinx style)."""
+    lines = inspect.cleandoc(doc).splitlines()
+    params: dict[str, str] = {}
+    summary_end = len(lines)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if re.fullmatch(_GOOGLE_SECTION, line):
+            end = _section_end(lines, i + 1, lambda j: bool(lines[j]) and not lines[j][0].isspace())
+            if line.rstrip()[:-1].lower() in _PARAM_SECTIONS:
+                params.update(_entries(lines[i + 1 : end], _GOOGLE_ENTRY, description_inline=True))
+        elif line and i + 1 < len(lines) and re.fullmatch(_NUMPY_UNDERLINE, lines[i + 1]):
+            end = _section_end(
+                lines,
+                i + 2,
+                lambda j: j + 1 < len(lines) and bool(re.fullmatch(_NUMPY_UNDERLINE, lines[j + 1])),
+            )
+            if line.strip().lower() in _PARAM_SECTIONS:
+                params.update(_entries(lines[i + 2 : end], _NUMPY_ENTRY, description_inline=False))
+        elif line.startswith(":"):
+            end = _section_end(lines, i + 1, lambda j: not lines[j][:1].isspace())
+            if m := re.fullmatch(_SPHINX_PARAM, line):
+                params[m[1]] = _join([m[2], *lines[i + 1 : end]])
+        else:
+            i += 1
+            continue
+        summary_end = min(summary_end, i)
+        i = end
+    return "\n".join(lines[:summary_end]).strip(), params
+
+
+def _section_end(lines: list[str], start: int, ends_at: Callable[[int], bool]) -> int:
+    return next((j for j in range(start, len(lines)) if ends_at(j)), len(lines))
+
+
+def _entries(body: list[str], entry: str, *, description_inline: bool) -> dict[str, str]:
+    """Parameter entries of a section body: a line at the body's indent, then deeper continuations."""
+    indents = [len(line) - len(line.lstrip()) for line in body if line.strip()]
+    if not indents:
+        return {}
+    base = min(indents)
+    entries: dict[str, str] = {}
+    names: list[str] = []
+    parts: list[str] = []
+    for line in [*body, ""]:
+        deeper = len(line) - len(line.lstrip()) > base
+        if line.strip() and deeper:
+            parts.append(line)
+            continue
+        if names and (text := _join(parts)):
+            entries.update(dict.fromkeys(names, text))
+        names, parts = [], []
+        if line.strip() and (m := re.fullmatch(entry, line.strip())):
+            names = [name.strip().lstrip("*") for name in m[1].split(",")]
+            parts = [m[2]] if description_inline else []
+    return entries
+
+
+def _join(parts: list[str]) -> str:
+    return " ".join(part.strip() for part in parts if part.strip())

@@ -348,7 +348,7 @@ async def test_a_second_run_on_a_running_session_is_refused() -> None:
     first = runner.run("u", "s", "hi")
     assert (await anext(first)).author == "user"
     with pytest.raises(SessionBusyError, match="session 's' of user 'u' is already running"):
-        runner.run("u", "s", "again")
+        await anext(runner.run("u", "s", "again"))
     assert (await shapes(runner, "elsewhere", session="other"))[1] == ("model", "root", "re: elsewhere")
     assert [summary(e) async for e in first] == [("model", "root", "re: hi"), ("done", "root")]
     assert (await shapes(runner, "again"))[1] == ("model", "root", "re: again")
@@ -360,7 +360,7 @@ async def test_a_run_kept_but_not_finished_holds_its_session_until_closed() -> N
     async for _ in first:
         break
     with pytest.raises(SessionBusyError):
-        runner.run("u", "s", "again")
+        await anext(runner.run("u", "s", "again"))
     await first.aclose()
     assert (await shapes(runner, "again"))[1] == ("model", "root", "re: again")
 

@@ -7,8 +7,7 @@ inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 from adk.agents.base import BaseAgent
@@ -29,7 +28,7 @@ from adk.errors import (
 from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.models.base import LlmRequest, Model
 from adk.recovery import RetryPolicy, recover, sleep
-from adk.tools import BaseTool
+from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
 
@@ -58,18 +57,6 @@ class _MissingTool(BaseTool):
         raise self.error()
 
 
-def _parse_arguments(tool: str, raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        args = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise ToolArgumentsError(tool, [f"arguments are not valid JSON ({e.msg} at position {e.pos})"]) from e
-    if not isinstance(args, dict):
-        raise ToolArgumentsError(tool, [f"arguments must be a JSON object, got {type(args).__name__}"])
-    return args
-
-
 async def _close(stream: AsyncIterator[LlmResponse]) -> None:
     """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
     aclose = getattr(stream, "aclose", None)
@@ -84,17 +71,10 @@ def _interrupted(calls: dict[str, str]) -> list[Message]:
     ]
 
 
-def _result_text(result: Any) -> str:
-    if isinstance(result, str):
-        return result
-    try:
-        return json.dumps(result, default=str)
-    except (TypeError, ValueError):
-        return str(result)
-
-
 class LlmAgent(BaseAgent):
     """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
+
+    Tools are `BaseTool`s or plain typed functions (wrapped in a `FunctionTool`).
 
     The tool calls of one response run concurrently; their results go back in call order, and
     one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
@@ -106,7 +86,7 @@ class LlmAgent(BaseAgent):
         *,
         model: Model,
         instruction: str = "",
-        tools: Sequence[BaseTool] = (),
+        tools: Sequence[BaseTool | Callable[..., Any]] = (),
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         max_iterations: int = 10,
         retry_policy: RetryPolicy | None = None,
@@ -117,12 +97,13 @@ class LlmAgent(BaseAgent):
             raise ValueError(f"agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
         self.model = model
         self.instruction = instruction
-        self.tools = {t.name: t for t in tools}
-        if len(self.tools) != len(tools):
+        made = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools]
+        self.tools = {t.name: t for t in made}
+        if len(self.tools) != len(made):
             raise ValueError(f"agent {name!r} has two tools with the same name")
         self.max_iterations = max_iterations
         self.retry_policy = retry_policy
-        self._declarations = [t.declaration for t in tools]
+        self._declarations = [t.declaration for t in made]
         self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
         """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
 
@@ -285,7 +266,7 @@ class LlmAgent(BaseAgent):
             try:
                 if tool is None:
                     raise _MissingTool(name, self.tools).error()
-                args = _parse_arguments(name, call.function.arguments)
+                args = parse_arguments(name, call.function.arguments)
                 tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)  # replace() is slow
             except (ToolArgumentsError, ToolNotFoundError) as e:
                 error = e
@@ -297,7 +278,7 @@ class LlmAgent(BaseAgent):
                 result, tctx = await self._attempt_tool(hooks, policy, tctx, error)
             if hooks.get("after_tool"):
                 result = await run_after(hooks, "after_tool", result, tctx)
-            content, info = _result_text(result), None
+            content, info = result_to_text(result), None
         except Exception as e:
             content = self._error_text(ctx, tctx.tool, e)
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")

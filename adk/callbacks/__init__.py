@@ -19,7 +19,7 @@ from adk.callbacks.protocols import (
     OnToolError,
     OnToolErrorResult,
 )
-from adk.callbacks.registry import HOOKS, Callbacks
+from adk.callbacks.registry import HOOKS, Callbacks, HookName
 from adk.callbacks.results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Raise, Retry
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "ErrorResult",
     "Fallback",
     "Halt",
+    "HookName",
     "OnModelError",
     "OnModelErrorResult",
     "OnToolError",

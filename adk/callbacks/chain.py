@@ -3,27 +3,37 @@
 Rules (DESIGN §3), in list order, callbacks without the hook skipped:
 
 - `run_before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned;
-  an empty chain returns `Cont(ctx)`. With `continue_on_response`, a `Halt` does not stop the
-  chain and the last `Halt` wins.
+  an empty chain returns `Cont(ctx)`.
 - `run_after`: a left fold; each callback gets the previous one's output.
 - `run_on_error`: `Raise(e)` passes `e` on; the first `Retry` or `Fallback` wins; if none
   recovers, `Raise(last_error)` is returned.
 
-A hook that raises, or returns what its hook may not return, is a `CallbackError` naming the
-callback and the hook. By default it stops the chain at once, even when a `Halt` was already kept
-under `continue_on_response`: an error beats a response. With `continue_on_error`, the chain goes
-on; a response (`Halt`, `Retry`, `Fallback`) obtained from the other callbacks wins over the
-error, and if there is none the first error is raised when the chain ends.
-`asyncio.CancelledError` is never caught.
+A hook that raises, or returns what its hook may not return, fails: that is a `CallbackError`
+naming the callback, the hook and the cause (what it raised is `__cause__`). Precedence:
+
+1. By default the first failure stops the chain and is raised, even when a `Halt` was already
+   kept under `continue_on_response`: an error beats a response.
+2. With `continue_on_error`, a failing callback is passed over: its context, output or error is
+   not threaded on, and the chain goes on.
+3. With `continue_on_error`, a response (`Halt`, `Retry`, `Fallback`) wins over the failures,
+   which are logged as warnings.
+4. With `continue_on_error` and no response, the first failure is raised when the chain ends
+   (for `run_after`, although the fold went on to the end).
+5. With `continue_on_response` (`run_before`), a `Halt` does not stop the chain: the `Cont`s
+   after it go on threading the context, and the last `Halt` wins.
+
+`asyncio.CancelledError` is never caught. A hook name that is not one of `HOOKS` is a
+`ValueError`: no callback could implement it, so the chain would silently do nothing.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from adk.callbacks.registry import Callbacks, HookImpl
+from adk.callbacks.registry import Callbacks, HookName, callback_name, unknown_hook
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError
 
@@ -39,15 +49,18 @@ log = logging.getLogger(__name__)
 C = TypeVar("C")
 V = TypeVar("V")
 
-CallbackList = "Callbacks | Iterable[AnyCallback]"
+
+def _bad_result(owner: object, hook: str, result: object, allowed: str) -> CallbackError:
+    if inspect.iscoroutine(result):
+        result.close()  # never awaited: close it, or Python warns when it is collected
+        problem = "returned a coroutine; a hook that returns one must be an `async def`"
+    else:
+        problem = f"returned {result!r}; {hook} may return only {allowed}"
+    return CallbackError(callback_name(owner), hook, problem)
 
 
-def _bad_result(impl: HookImpl, hook: str, result: object, allowed: str) -> CallbackError:
-    return CallbackError(impl.callback, hook, f"returned {result!r}; {hook} may return only {allowed}")
-
-
-def _failed(impl: HookImpl, hook: str, error: Exception) -> CallbackError:
-    err = CallbackError(impl.callback, hook, f"raised {type(error).__name__}: {error}")
+def _failed(owner: object, hook: str, error: Exception) -> CallbackError:
+    err = CallbackError(callback_name(owner), hook, f"raised {type(error).__name__}: {error}")
     err.__cause__ = error
     return err
 
@@ -86,7 +99,7 @@ async def run_before(
 @overload
 async def run_before(
     callbacks: Callbacks | Iterable[object],
-    hook: str,
+    hook: HookName,
     ctx: C,
     *,
     continue_on_error: bool = False,
@@ -103,13 +116,16 @@ async def run_before(
     """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
     halt: Halt[Any] | None = None
     first_error: CallbackError | None = None
-    for impl in Callbacks.of(callbacks).get(hook):
+    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
+    try:
+        impls = resolved._hooks[hook]
+    except KeyError:
+        raise unknown_hook(hook) from None
+    for fn, is_async, owner in impls:
         try:
-            result = impl.fn(ctx)
-            if impl.is_async:
-                result = await result
+            result = (await fn(ctx)) if is_async else fn(ctx)
         except Exception as e:
-            error = _failed(impl, hook, e)
+            error = _failed(owner, hook, e)
         else:
             cls = type(result)
             if cls is Cont:
@@ -122,7 +138,7 @@ async def run_before(
                     return result  # type: ignore[no-any-return]  # checked: it is a Halt
                 halt = result
                 continue
-            error = _bad_result(impl, hook, result, "Cont or Halt")
+            error = _bad_result(owner, hook, result, "Cont or Halt")
         if not continue_on_error:
             raise error
         first_error = first_error or error
@@ -165,7 +181,7 @@ async def run_after(
 @overload
 async def run_after(
     callbacks: Callbacks | Iterable[object],
-    hook: str,
+    hook: HookName,
     result: V,
     ctx: Any,
     *,
@@ -185,18 +201,20 @@ async def run_after(
     and the first error is raised at the end.
     """
     first_error: CallbackError | None = None
-    for impl in Callbacks.of(callbacks).get(hook):
+    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
+    try:
+        impls = resolved._hooks[hook]
+    except KeyError:
+        raise unknown_hook(hook) from None
+    for fn, is_async, owner in impls:
         try:
-            out = impl.fn(result, ctx)
-            if impl.is_async:
-                out = await out
+            result = (await fn(result, ctx)) if is_async else fn(result, ctx)
         except Exception as e:
-            error = _failed(impl, hook, e)
+            # `result` is still the previous output: the assignment did not happen.
+            error = _failed(owner, hook, e)
             if not continue_on_error:
                 raise error from e
             first_error = first_error or error
-        else:
-            result = out
     if first_error is not None:
         raise first_error
     return result
@@ -223,7 +241,7 @@ async def run_on_error(
 @overload
 async def run_on_error(
     callbacks: Callbacks | Iterable[object],
-    hook: str,
+    hook: HookName,
     error: Exception,
     ctx: C,
     *,
@@ -243,18 +261,21 @@ async def run_on_error(
     `Raise(last_error)` is returned for the caller to raise.
     """
     first_error: CallbackError | None = None
-    for impl in Callbacks.of(callbacks).get(hook):
+    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
+    try:
+        impls = resolved._hooks[hook]
+    except KeyError:
+        raise unknown_hook(hook) from None
+    for fn, is_async, owner in impls:
         try:
-            result = impl.fn(error, ctx)
-            if impl.is_async:
-                result = await result
+            result = (await fn(error, ctx)) if is_async else fn(error, ctx)
         except Exception as e:
-            failure = _failed(impl, hook, e)
+            failure = _failed(owner, hook, e)
         else:
             cls = type(result)
             if cls is Raise:
                 if not isinstance(result.error, Exception):
-                    failure = _bad_result(impl, hook, result, "Raise of an Exception")
+                    failure = _bad_result(owner, hook, result, "Raise of an Exception")
                 else:
                     error = result.error
                     continue
@@ -263,9 +284,9 @@ async def run_on_error(
                     _log_dropped(first_error)
                 return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
             else:
-                failure = _bad_result(impl, hook, result, "Retry, Fallback or Raise")
+                failure = _bad_result(owner, hook, result, "Retry, Fallback or Raise")
+        failure.__context__ = error
         if not continue_on_error:
-            failure.__context__ = error
             raise failure
         first_error = first_error or failure
     if first_error is not None:

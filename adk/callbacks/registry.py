@@ -10,16 +10,15 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
 from adk.errors import CallbackRegistrationError
 
-__all__ = ["HOOKS", "Callbacks", "HookImpl", "callback_name"]
+__all__ = ["HOOKS", "Callbacks", "HookImpl", "HookName", "callback_name", "unknown_hook"]
 
-HOOKS: Final = (
+HookName: TypeAlias = Literal[
     "before_agent",
     "after_agent",
     "before_model",
@@ -31,7 +30,10 @@ HOOKS: Final = (
     # AG-UI translation hooks (adk.agui) follow the same rules.
     "before_translate",
     "after_translate",
-)
+]
+"""The name of a hook: what the chain helpers take, and what a callback may implement."""
+
+HOOKS: Final[tuple[HookName, ...]] = get_args(HookName)
 
 
 def callback_name(obj: object) -> str:
@@ -43,15 +45,20 @@ def callback_name(obj: object) -> str:
     return type(obj).__qualname__
 
 
-@dataclass(frozen=True, slots=True)
-class HookImpl:
-    """One callback's implementation of one hook."""
+HookImpl: TypeAlias = tuple[Callable[..., Any], bool, object]
+"""One callback's implementation of one hook: `(fn, is_async, owner)`, where `owner` is the
+registered callback (a class's instance), for naming it in errors and for `without`.
 
-    fn: Callable[..., Any]
-    is_async: bool
-    callback: str
-    """The callback's name, for errors."""
-    owner: object
+A plain tuple, not a dataclass or named tuple: the chains unpack it on every hook call, and
+unpacking an exact tuple is the cheapest way to get at the fields.
+"""
+
+
+def unknown_hook(hook: str) -> ValueError:
+    """The error for a hook name that is not one of HOOKS (no callback could implement it)."""
+    close = difflib.get_close_matches(hook, HOOKS, n=1, cutoff=0.8)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; the hooks are {', '.join(HOOKS)}"
+    return ValueError(f"unknown hook {hook!r}{hint}")
 
 
 def _misspelt(name: str) -> str | None:
@@ -62,7 +69,8 @@ def _misspelt(name: str) -> str | None:
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    if inspect.iscoroutinefunction(fn):
+    # Unwrapped too: a sync decorator (functools.wraps) around an `async def` still returns a coroutine.
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)):
         return True
     # An object with an `async def __call__` is awaited too.
     return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
@@ -94,10 +102,11 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             raise CallbackRegistrationError(f"callback {name}: {hook} is not callable")
         if getattr(fn, "__func__", None) is base.get(hook):
             continue  # Callback's own no-op: skip it, it would only cost time
-        hooks[hook] = HookImpl(fn, _is_async(fn), name, obj)
-    if not hooks and not isinstance(obj, Callback):
+        hooks[hook] = (fn, _is_async(fn), obj)
+    if not hooks:
+        overrides = " (a Callback subclass must override at least one)" if isinstance(obj, Callback) else ""
         raise CallbackRegistrationError(
-            f"callback {name} implements no hook; expected at least one of {', '.join(HOOKS[:8])}"
+            f"callback {name} implements no hook{overrides}; expected at least one of {', '.join(HOOKS[:8])}"
         )
     return obj, hooks
 
@@ -106,11 +115,13 @@ class Callbacks:
     """Callbacks resolved into one tuple of implementations per hook, in registration order."""
 
     __slots__ = ("_hooks", "objects")
+    # The chains read `_hooks[hook]` directly: `get` is a method call they need not pay for.
+    # It holds every hook, so that a missing key always means an unknown hook name.
 
     def __init__(self, objects: tuple[object, ...], hooks: dict[str, tuple[HookImpl, ...]]) -> None:
         self.objects = objects
         """The registered callbacks (classes replaced by their instances)."""
-        self._hooks = hooks
+        self._hooks: dict[str, tuple[HookImpl, ...]] = {hook: hooks.get(hook, ()) for hook in HOOKS}
 
     @classmethod
     def of(cls, callbacks: Iterable[object] | Callbacks | None = None) -> Callbacks:
@@ -126,9 +137,12 @@ class Callbacks:
                 lists.setdefault(hook, []).append(impl)
         return cls(tuple(objects), {hook: tuple(impls) for hook, impls in lists.items()})
 
-    def get(self, hook: str) -> tuple[HookImpl, ...]:
-        """The implementations of `hook`, in order; empty if none."""
-        return self._hooks.get(hook, ())
+    def get(self, hook: HookName) -> tuple[HookImpl, ...]:
+        """The implementations of `hook`, in order; empty if none. An unknown hook is a ValueError."""
+        try:
+            return self._hooks[hook]
+        except KeyError:
+            raise unknown_hook(hook) from None
 
     def __add__(self, other: Callbacks) -> Callbacks:
         """Concatenate: every hook of `self` runs before those of `other`."""
@@ -136,14 +150,14 @@ class Callbacks:
             return self
         if not self.objects:
             return other
-        hooks = {h: self.get(h) + other.get(h) for h in {*self._hooks, *other._hooks}}
+        hooks: dict[str, tuple[HookImpl, ...]] = {h: self._hooks[h] + other._hooks[h] for h in HOOKS}
         return Callbacks(self.objects + other.objects, hooks)
 
     def without(self, predicate: Callable[[object], bool]) -> Callbacks:
         """These callbacks minus those for which `predicate` is true (to remove a default)."""
-        keep = [o for o in self.objects if not predicate(o)]
-        hooks = {h: tuple(i for i in impls if not predicate(i.owner)) for h, impls in self._hooks.items()}
-        return Callbacks(tuple(keep), hooks)
+        dropped = {id(o) for o in self.objects if predicate(o)}
+        hooks = {h: tuple(i for i in impls if id(i[2]) not in dropped) for h, impls in self._hooks.items()}
+        return Callbacks(tuple(o for o in self.objects if id(o) not in dropped), hooks)
 
     def __len__(self) -> int:
         return len(self.objects)

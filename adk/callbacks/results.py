@@ -7,7 +7,8 @@ return.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import FrozenInstanceError, dataclass
 from typing import Generic, TypeAlias, TypeVar
 
 C = TypeVar("C")
@@ -31,6 +32,14 @@ class Cont(Generic[C_co]):
     """Go on with `ctx`: the next callback receives it, and the guarded call uses it."""
 
     ctx: C_co
+
+    def __init__(self, ctx: C_co) -> None:
+        # Nearly every hook call builds a Cont: setting the slot through its descriptor costs
+        # a quarter less than the generated frozen __init__, which goes through object.__setattr__.
+        _set_cont_ctx(self, ctx)
+
+
+_set_cont_ctx: Callable[[Cont[object], object], None] = Cont.__dict__["ctx"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +73,18 @@ class Raise:
 
     error: Exception
 
+
+def _refuse(self: object, name: str, value: object = None) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+# Before Python 3.13 the `__setattr__` and `__delattr__` that `frozen=True, slots=True` generates
+# raise TypeError for a name that is not a field, which breaks `Cont[int](1)`: typing sets
+# `__orig_class__` on the new instance and expects an AttributeError. (mypy forbids assigning
+# methods, hence the ignores.)
+for _result in (Cont, Halt, Retry, Fallback, Raise):
+    _result.__setattr__ = _refuse  # type: ignore[method-assign]
+    _result.__delattr__ = _refuse  # type: ignore[method-assign]
 
 BeforeResult: TypeAlias = Cont[C] | Halt[V]
 """What a `before_*` hook may return: go on with a context, or halt with a value."""

@@ -2,5 +2,6 @@
 
 from adk.sessions.base import Session, SessionService
 from adk.sessions.memory import InMemorySessionService
+from adk.sessions.sqlite import SqliteSessionService
 
-__all__ = ["InMemorySessionService", "Session", "SessionService"]
+__all__ = ["InMemorySessionService", "Session", "SessionService", "SqliteSessionService"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from adk.events import Event
 
-__all__ = ["Session", "SessionService", "apply_event"]
+__all__ = ["Session", "SessionService", "apply_event", "apply_state_delta", "missing_session"]
 
 
 class Session(BaseModel):
@@ -22,13 +23,21 @@ class Session(BaseModel):
     updated_at: float = Field(default_factory=time.time)
 
 
-def apply_event(session: Session, event: Event) -> None:
-    """Apply `event` to the in-memory `session`: its state delta, then the event itself."""
-    for key, value in event.actions.state_delta.items():
+def apply_state_delta(state: dict[str, Any], delta: Mapping[str, Any]) -> None:
+    """Apply `delta` to `state` in place: a key set to None is deleted, any other value replaces."""
+    for key, value in delta.items():
         if value is None:
-            session.state.pop(key, None)
+            state.pop(key, None)
         else:
-            session.state[key] = value
+            state[key] = value
+
+
+def apply_event(session: Session, event: Event) -> None:
+    """Apply `event` to the in-memory `session`: its state delta, then the event itself.
+
+    The state dict is changed in place, since contexts hold a reference to it.
+    """
+    apply_state_delta(session.state, event.actions.state_delta)
     session.events.append(event)
     session.updated_at = event.timestamp
 
@@ -40,14 +49,29 @@ class SessionService(Protocol):
         """The session, created empty if it does not exist."""
         ...
 
-    async def get(self, user_id: str, session_id: str) -> Session | None: ...
+    async def get(self, user_id: str, session_id: str) -> Session | None:
+        """The session, or None if it does not exist."""
+        ...
 
     async def append_event(self, session: Session, event: Event) -> None:
-        """Store `event` and apply its state delta to `session`; a partial event is ignored."""
+        """Store `event` and apply its state delta to `session`; a partial event is ignored.
+
+        Raises LookupError if the session is not in the store (never created, or deleted).
+        """
         ...
 
-    async def delete(self, user_id: str, session_id: str) -> None: ...
+    async def delete(self, user_id: str, session_id: str) -> None:
+        """Delete the session and its events; deleting a missing session does nothing."""
+        ...
 
     async def list_sessions(self, user_id: str) -> list[str]:
-        """The ids of `user_id`'s sessions."""
+        """The ids of `user_id`'s sessions, oldest first."""
         ...
+
+
+def missing_session(store: str, session: Session) -> LookupError:
+    """The error for an append to a session that is not in `store`."""
+    return LookupError(
+        f"cannot append to session {session.id!r} of user {session.user_id!r}: it is not in {store}"
+        " (never created there, or deleted)"
+    )

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from adk.events import Event
-from adk.sessions.base import Session, apply_event
+from adk.sessions.base import Session, apply_event, missing_session
 
 __all__ = ["InMemorySessionService"]
 
 
 class InMemorySessionService:
-    """Sessions kept in a dict, keyed by (user id, session id)."""
+    """Sessions kept in a dict, keyed by (user id, session id).
+
+    `get` returns the stored session itself, not a copy: change it only through `append_event`.
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, str], Session] = {}
@@ -28,8 +31,10 @@ class InMemorySessionService:
         if event.is_partial:
             return
         stored = self._sessions.get((session.user_id, session.id))
+        if stored is None:
+            raise missing_session("the in-memory store", session)
         apply_event(session, event)
-        if stored is not None and stored is not session:
+        if stored is not session:
             apply_event(stored, event)
 
     async def delete(self, user_id: str, session_id: str) -> None:

@@ -67,8 +67,8 @@ async def test_parallel_agent_children_run_on_their_own_branches_and_do_not_see_
     assert by_branch == {
         "par.a": [
             ("a", "a saw: hi"),
-            ("a", '{"echo": {}}'),
-            ("a", 'again saw: hi | a saw: hi | {"echo": {}}'),
+            ("a", '{"echo":{}}'),
+            ("a", 'again saw: hi | a saw: hi | {"echo":{}}'),
         ],
         "par.b": [("b", "b saw: hi")],
     }

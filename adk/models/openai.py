@@ -1,0 +1,411 @@
+"""`OpenAIModel`: chat completions from OpenAI or any compatible server (vLLM, llama.cpp, Ollama, LiteLLM).
+
+Built on the openai SDK with its own retries off: failures become `adk.errors.ModelError`s, which
+the recovery callbacks retry or fall back from. The API key never appears in a message or repr.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import openai
+
+from adk.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+    RateLimitError,
+    ServerError,
+    StreamInterruptedError,
+)
+from adk.events import Choice, FunctionCall, LlmResponse, Message, ObjectType, ToolCall, Usage, new_id
+from adk.models.base import LlmRequest
+
+__all__ = ["OpenAIModel"]
+
+_PATH = "/chat/completions"
+_MALFORMED = (LookupError, TypeError, AttributeError, ValueError)
+"""What reading a response that is not shaped like a chat completion raises."""
+_PLACEHOLDER_KEY = "unused"
+"""Sent when a `base_url` is given without a key: local servers ignore it, the SDK insists on one."""
+
+
+class OpenAIModel:
+    """A model reached through the chat-completions API.
+
+    `api_key` and `base_url` default to `OPENAI_API_KEY` and `OPENAI_BASE_URL`, as in the SDK.
+    The request settings are defaults: a field set on the `LlmRequest` wins. `stream_usage` asks
+    streams for token counts (`stream_options`); turn it off for a server that rejects the option.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = 600.0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+        stream_usage: bool = True,
+    ) -> None:
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if api_key is None:
+            if base_url is None:
+                raise AuthenticationError(
+                    f"no API key for model {model!r}: pass api_key= or set OPENAI_API_KEY "
+                    "(or give a base_url for a server that needs no key)"
+                )
+            api_key = _PLACEHOLDER_KEY
+        self._model = model
+        self._secret = None if api_key == _PLACEHOLDER_KEY else api_key
+        """The key to scrub from error text; None for the placeholder, which is no secret."""
+        self._owns_client = http_client is None
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,  # tenacity, through the recovery callbacks, is the only retry layer
+            # The SDK accepts an httpx client although newer versions annotate another HTTP library.
+            http_client=http_client,  # type: ignore[arg-type,unused-ignore]
+        )
+        # For messages and reprs: without any credentials written into the URL.
+        self._base_url = str(httpx.URL(str(self._client.base_url)).copy_with(userinfo=b"")).rstrip("/")
+        self._settings = {
+            name: value
+            for name, value in (
+                ("temperature", temperature),
+                ("max_tokens", max_tokens),
+                ("response_format", response_format),
+            )
+            if value is not None
+        }
+        self._tool_choice = tool_choice
+        self._stream_options = {"include_usage": True} if stream_usage else None
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self._model!r}, base_url={self._base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the connections this model opened; an `http_client` passed in stays its owner's to close."""
+        if self._owns_client:
+            await self._client.close()
+
+    def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        """Yield the response: for a streamed request, partial text chunks first, then the complete one."""
+        body = self._body(request)
+        return self._stream(body) if request.stream else self._complete(body)
+
+    def _body(self, request: LlmRequest) -> dict[str, Any]:
+        """The chat-completions request body for `request`."""
+        messages: list[dict[str, Any]] = []
+        if request.instruction:
+            messages.append({"role": "system", "content": request.instruction})
+        messages.extend(_message(m) for m in request.messages)
+        body: dict[str, Any] = {
+            "model": request.model or self._model,
+            "messages": messages,
+            "stream": request.stream,
+        }
+        body.update(self._settings)
+        for name in ("temperature", "max_tokens", "response_format"):
+            value = getattr(request, name)
+            if value is not None:
+                body[name] = value
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in request.tools
+            ]
+            # Only with tools: servers reject a tool_choice that has nothing to choose from.
+            tool_choice = request.tool_choice if request.tool_choice is not None else self._tool_choice
+            if tool_choice is not None:
+                body["tool_choice"] = tool_choice
+        if request.stream and self._stream_options is not None:
+            body["stream_options"] = self._stream_options
+        return body
+
+    async def _complete(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+        try:
+            data: Any = await self._client.post(_PATH, body=body, cast_to=object)
+        except openai.OpenAIError as e:
+            raise self._error(e) from e
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+            tool_calls = [_tool_call(c.get("id"), c.get("function")) for c in message.get("tool_calls") or ()]
+            response = LlmResponse(
+                id=data.get("id") or new_id(),
+                model=data.get("model") or body["model"],
+                choices=[
+                    Choice(
+                        message=Message(
+                            role="assistant", content=message.get("content") or "", tool_calls=tool_calls
+                        ),
+                        finish_reason=choice.get("finish_reason"),
+                    )
+                ],
+                usage=_usage(data.get("usage")),
+                done=True,
+            )
+        except _MALFORMED as e:
+            raise ServerError(f"{self._where()}: malformed response: {e!r}") from e
+        yield response
+
+    async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+        try:
+            stream = await self._client.post(
+                _PATH, body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+            )
+        except openai.OpenAIError as e:
+            raise self._error(e) from e
+        response_id = ""
+        model = body["model"]
+        text: list[str] = []
+        calls: dict[int, _CallParts] = {}
+        finish_reason: str | None = None
+        usage: Usage | None = None
+        chunks = 0
+        try:
+            async with stream:  # closes the response however the loop ends
+                chunk: Any
+                async for chunk in stream:
+                    chunks += 1
+                    response_id = chunk.get("id") or response_id
+                    model = chunk.get("model") or model
+                    if chunk.get("usage"):
+                        usage = _usage(chunk["usage"])
+                    if not chunk.get("choices"):
+                        continue
+                    choice = chunk["choices"][0]
+                    delta = choice.get("delta") or {}
+                    if content := delta.get("content"):
+                        text.append(content)
+                        yield LlmResponse(
+                            id=response_id,
+                            object=ObjectType.CHAT_COMPLETION_CHUNK,
+                            model=model,
+                            choices=[Choice(delta=Message(role="assistant", content=content))],
+                            is_partial=True,
+                        )
+                    for position, part in enumerate(delta.get("tool_calls") or ()):
+                        index = part.get("index")
+                        if index is None:
+                            index = position
+                        parts = calls.get(index)
+                        if parts is None:
+                            parts = calls[index] = _CallParts()
+                        parts.add(part.get("id"), part.get("function"))
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
+        except openai.APIConnectionError as e:
+            # Raised while reading the body: the connection broke mid-stream (or timed out).
+            if isinstance(e, openai.APITimeoutError):
+                raise self._error(e) from e
+            raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
+        except openai.OpenAIError as e:
+            raise self._error(e) from e
+        except httpx.TimeoutException as e:  # openai < 2 lets httpx's errors out of the stream unwrapped
+            raise ModelTimeoutError(f"{self._where()}: the stream timed out after {chunks} chunk(s)") from e
+        except httpx.TransportError as e:
+            raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
+        except _MALFORMED as e:
+            raise ServerError(f"{self._where()}: malformed chunk: {e!r}") from e
+        if finish_reason is None:
+            raise StreamInterruptedError(
+                f"{self._where()}: the stream ended without a finish reason after {chunks} chunk(s)"
+            )
+        tool_calls = [calls[i].tool_call() for i in sorted(calls)]
+        yield LlmResponse(
+            id=response_id or new_id(),
+            model=model,
+            choices=[
+                Choice(
+                    message=Message(role="assistant", content="".join(text), tool_calls=tool_calls),
+                    finish_reason=finish_reason,
+                )
+            ],
+            usage=usage,
+            done=True,
+        )
+
+    def _where(self) -> str:
+        return f"model {self._model!r} at {self._base_url}"
+
+    def _error(self, error: openai.OpenAIError) -> ModelError:
+        """The adk error for an SDK error; the SDK error's own text is scrubbed of the key first."""
+        self._scrub(error)
+        where = self._where()
+        if isinstance(error, openai.APITimeoutError):
+            return ModelTimeoutError(f"{where}: the request timed out")
+        if isinstance(error, openai.APIConnectionError):
+            return ModelConnectionError(f"{where}: could not connect: {error.__cause__ or error}")
+        if not isinstance(error, openai.APIStatusError):
+            if isinstance(error, openai.APIError):  # an error event inside a stream
+                return ServerError(f"{where}: the server reported an error: {self._detail(error)}")
+            return ModelError(f"{where}: {error}")
+        status = error.status_code
+        detail = self._detail(error)
+        if status == 401:
+            problem = (
+                "the server requires an API key and none was given"
+                if self._secret is None
+                else "the server refused the API key"
+            )
+            # The server's own text is left out: it may quote part of the key.
+            return AuthenticationError(
+                f"{where}: {problem} (HTTP 401); pass api_key= or set OPENAI_API_KEY", status_code=status
+            )
+        if status == 403:
+            return AuthenticationError(
+                f"{where}: the API key is not allowed to do this (HTTP 403): {detail}", status_code=status
+            )
+        if status == 429:
+            retry_after = _retry_after(error.response.headers)
+            hint = "" if retry_after is None else f", retry after {retry_after:g}s"
+            return RateLimitError(
+                f"{where}: rate limited (HTTP 429{hint}): {detail}",
+                status_code=status,
+                retry_after=retry_after,
+            )
+        if status == 408:
+            return ModelTimeoutError(
+                f"{where}: the server timed out (HTTP 408): {detail}", status_code=status
+            )
+        if status >= 500:
+            return ServerError(f"{where}: server error (HTTP {status}): {detail}", status_code=status)
+        return BadRequestError(
+            f"{where}: the request was rejected (HTTP {status}): {detail}", status_code=status
+        )
+
+    def _detail(self, error: openai.APIError) -> str:
+        """The server's explanation of `error`, without the API key."""
+        body = error.body
+        if isinstance(body, Mapping) and isinstance(body.get("message"), str):
+            text: str = body["message"]
+        else:
+            text = error.message if body is None else str(body)
+        return text if self._secret is None else text.replace(self._secret, "***")
+
+    def _scrub(self, error: openai.OpenAIError) -> None:
+        """Replace the API key in `error`'s text: it stays chained as `__cause__` of the adk error."""
+        key = self._secret
+        if key is None:
+            return
+        error.args = tuple(a.replace(key, "***") if isinstance(a, str) else a for a in error.args)
+        if isinstance(error, openai.APIError):
+            error.message = error.message.replace(key, "***")
+
+
+class _CallParts:
+    """One streamed tool call, put together from its chunks."""
+
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name = ""
+        self.arguments: list[str] = []
+
+    def add(self, id: str | None, function: dict[str, Any] | None) -> None:
+        if id and self.id is None:
+            self.id = id
+        if not function:
+            return
+        name = function.get("name")
+        # Some servers (llama.cpp) repeat the whole name in every chunk instead of streaming it once.
+        if name and name != self.name:
+            self.name += name
+        if arguments := function.get("arguments"):
+            self.arguments.append(arguments)
+
+    def tool_call(self) -> ToolCall:
+        return _tool_call(self.id, {"name": self.name, "arguments": "".join(self.arguments)})
+
+
+def _tool_call(id: str | None, function: dict[str, Any] | None) -> ToolCall:
+    """A tool call as sent; arguments that are not JSON pass through for the runtime to report."""
+    function = function or {}
+    return ToolCall(
+        id=id or f"call_{new_id()[:16]}",
+        # No argument text at all means no arguments.
+        function=FunctionCall(name=function.get("name") or "", arguments=function.get("arguments") or "{}"),
+    )
+
+
+def _message(message: Message) -> dict[str, Any]:
+    """An adk message as a chat-completions message."""
+    match message.role:
+        case "tool":
+            return {"role": "tool", "content": message.content, "tool_call_id": message.tool_call_id or ""}
+        case "assistant" if message.tool_calls:
+            return {
+                "role": "assistant",
+                "content": message.content,  # "" rather than None: some servers reject None here
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in message.tool_calls
+                ],
+            }
+        case _:
+            return {"role": message.role, "content": message.content}
+
+
+def _usage(usage: dict[str, Any] | None) -> Usage | None:
+    if not usage:
+        return None
+    return Usage(
+        prompt_tokens=usage.get("prompt_tokens") or 0,
+        completion_tokens=usage.get("completion_tokens") or 0,
+        total_tokens=usage.get("total_tokens") or 0,
+    )
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait the server asks for: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
+    if (millis := _seconds(headers.get("retry-after-ms"))) is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    if (seconds := _seconds(value)) is not None:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _seconds(value: str | None) -> float | None:
+    """`value` as a finite, non-negative number, or None."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return max(number, 0.0) if math.isfinite(number) else None

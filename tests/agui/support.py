@@ -1,0 +1,220 @@
+"""Helpers for the AG-UI tests: adk events to feed, AG-UI events as wire dicts with stable ids."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import uvicorn
+from ag_ui.core import PROTOCOL_VERSION, BaseEvent
+from ag_ui.core import Event as AguiEvent
+from pydantic import TypeAdapter
+from starlette.applications import Starlette
+
+from adk.agui import TranslateContext
+from adk.context import ToolContext
+from adk.errors import ServerError
+from adk.events import (
+    Choice,
+    ErrorInfo,
+    Event,
+    EventActions,
+    LlmResponse,
+    Message,
+    ObjectType,
+    ToolCall,
+)
+from adk.models.base import LlmRequest
+from adk.testing import ScriptedModel
+from adk.tools import tool
+
+INV = "r1"
+AUTHOR = "helper"
+
+_MINTED = re.compile(r"^[0-9a-f]{32}$")
+
+
+def stable_ids(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`events` with minted ids renamed `id1`, `id2`... in order of appearance."""
+    names: dict[str, str] = {}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, str) and _MINTED.match(value):
+            return names.setdefault(value, f"id{len(names) + 1}")
+        if isinstance(value, dict):
+            return {k: rename(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        return value
+
+    return [rename(e) for e in events]
+
+
+def wire(events: list[BaseEvent]) -> list[dict[str, Any]]:
+    """The events as the client reads them (camelCase JSON), with stable ids."""
+    return stable_ids([e.model_dump(mode="json", by_alias=True) for e in events])
+
+
+def run_started(thread: str = "t1", run: str = INV) -> dict[str, Any]:
+    return {"type": "RUN_STARTED", "threadId": thread, "runId": run, "protocolVersion": PROTOCOL_VERSION}
+
+
+def run_finished(thread: str = "t1", run: str = INV) -> dict[str, Any]:
+    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run}
+
+
+def chunk(text: str, branch: str = "", author: str = AUTHOR) -> Event:
+    return Event.new(
+        INV,
+        author,
+        branch=branch,
+        object=ObjectType.CHAT_COMPLETION_CHUNK,
+        choices=[Choice(delta=Message.assistant(text))],
+        is_partial=True,
+    )
+
+
+def complete(text: str = "", *calls: ToolCall, branch: str = "", author: str = AUTHOR) -> Event:
+    response = LlmResponse.calls(*calls, content=text) if calls else LlmResponse.text(text)
+    return Event.from_response(INV, author, response, branch=branch)
+
+
+def tool_response(call_id: str, content: str, name: str = "weather") -> Event:
+    message = Message.tool(content, tool_call_id=call_id, name=name)
+    return Event.new(INV, AUTHOR, object=ObjectType.TOOL_RESPONSE, choices=[Choice(message=message)])
+
+
+def discarded(branch: str = "") -> Event:
+    return Event.new(INV, AUTHOR, branch=branch, object=ObjectType.ATTEMPT_DISCARDED, is_partial=True)
+
+
+def state_update(**delta: Any) -> Event:
+    return Event.new(INV, AUTHOR, object=ObjectType.STATE_UPDATE, actions=EventActions(state_delta=delta))
+
+
+def error(message: str = "boom", where: str | None = "model:scripted") -> Event:
+    return Event.from_error(INV, AUTHOR, ErrorInfo(type="ServerError", message=message, where=where))
+
+
+def completion() -> Event:
+    return Event.new(INV, AUTHOR, object=ObjectType.RUNNER_COMPLETION, done=True)
+
+
+CTX = TranslateContext(thread_id="t1", run_id=INV, invocation_id=INV)
+
+
+@tool
+def weather(city: str, ctx: ToolContext) -> dict[str, str]:
+    """The weather in a city; remembers the city in session state."""
+    ctx.state["last_city"] = city
+    return {"city": city, "sky": "sunny"}
+
+
+class FlakyStream:
+    """A model whose first call streams `partial` then fails with a transient error; later calls
+    answer from `script`."""
+
+    def __init__(self, partial: str, script: ScriptedModel) -> None:
+        self.partial = partial
+        self.script = script
+        self.failed = False
+
+    @property
+    def name(self) -> str:
+        return "flaky"
+
+    async def generate(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
+        if not self.failed:
+            self.failed = True
+            delta = Message.assistant(self.partial)
+            yield LlmResponse(
+                object=ObjectType.CHAT_COMPLETION_CHUNK, choices=[Choice(delta=delta)], is_partial=True
+            )
+            raise ServerError("upstream reset", status_code=502)
+        async for response in self.script.generate(request):
+            yield response
+
+
+class Hanging:
+    """A model whose first call streams one word then waits forever (`closed` is set when that
+    call is stopped); later calls answer from `script`."""
+
+    def __init__(self, script: ScriptedModel) -> None:
+        self.script = script
+        self.closed = threading.Event()
+
+    @property
+    def name(self) -> str:
+        return "hanging"
+
+    async def generate(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
+        if self.closed.is_set():
+            async for response in self.script.generate(request):
+                yield response
+            return
+        try:
+            yield LlmResponse(
+                object=ObjectType.CHAT_COMPLETION_CHUNK,
+                choices=[Choice(delta=Message.assistant("Thinking"))],
+                is_partial=True,
+            )
+            await asyncio.Event().wait()
+        finally:
+            self.closed.set()
+
+
+@contextmanager
+def serving(app: Starlette) -> Iterator[str]:
+    """Serve `app` with a real uvicorn on 127.0.0.1 in a background thread; yield its URL.
+
+    The socket is bound and listening before the server starts, so requests queue in its backlog
+    until uvicorn accepts them: there is nothing to wait for.
+    """
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_config=None, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}/agui"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+        assert not thread.is_alive(), "uvicorn did not stop"
+
+
+_EVENT = TypeAdapter(AguiEvent)
+
+
+def run_input(thread: str, run: str, text: str, **fields: Any) -> dict[str, Any]:
+    """A RunAgentInput as a client sends it (camelCase), with one user message."""
+    return {
+        "threadId": thread,
+        "runId": run,
+        "messages": [{"id": "u1", "role": "user", "content": text}],
+        **fields,
+    }
+
+
+def post_run(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """POST `body` and read the whole SSE stream; every event must be a valid AG-UI event."""
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream("POST", url, json=body, headers={"accept": "text/event-stream"}) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+    for event in events:
+        _EVENT.validate_python(event)
+    return events

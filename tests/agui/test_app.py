@@ -1,0 +1,248 @@
+"""The ASGI app under a real uvicorn on 127.0.0.1, driven by a Python client over httpx."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from ag_ui.core import PROTOCOL_VERSION
+from starlette.requests import Request
+
+from adk.agents import LlmAgent
+from adk.agui import TranslateContext, create_app
+from adk.errors import BadRequestError
+from adk.events import Event, LlmResponse, ObjectType, ToolCall
+from adk.models.base import Model
+from adk.runner import Runner
+from adk.testing import ScriptedModel
+from tests.agui.support import Hanging, post_run, run_input, serving, stable_ids, weather
+
+PATH = "/agui"
+
+
+def weather_script() -> ScriptedModel:
+    call = ToolCall.of("weather", '{"city": "Paris"}', id="call_1")
+    return ScriptedModel([LlmResponse.calls(call, content="Checking"), "Sunny in Paris"])
+
+
+def make_runner(model: Model) -> Runner:
+    return Runner(LlmAgent("helper", model=model, tools=[weather]))
+
+
+@pytest.fixture
+def model() -> ScriptedModel:
+    return weather_script()
+
+
+@pytest.fixture
+def runner(model: ScriptedModel) -> Runner:
+    return make_runner(model)
+
+
+@pytest.fixture
+def url(runner: Runner) -> Iterator[str]:
+    with serving(create_app(runner, path=PATH)) as url:
+        yield url
+
+
+def started(thread: str, run: str) -> dict[str, Any]:
+    return {"type": "RUN_STARTED", "threadId": thread, "runId": run, "protocolVersion": PROTOCOL_VERSION}
+
+
+def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant", "name": "helper"},
+        *({"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": d} for d in deltas),
+        {"type": "TEXT_MESSAGE_END", "messageId": message_id},
+    ]
+
+
+WEATHER_RUN = [
+    started("t1", "r1"),
+    {"type": "STATE_SNAPSHOT", "snapshot": {}},
+    *text("id1", "Checking"),
+    {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "weather", "parentMessageId": "id1"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
+    {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+    {
+        "type": "TOOL_CALL_RESULT",
+        "messageId": "id2",
+        "toolCallId": "call_1",
+        "content": '{"city":"Paris","sky":"sunny"}',
+        "role": "tool",
+    },
+    {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},
+    *text("id3", "Sunny", " in", " Paris"),
+    {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+]
+
+
+def test_a_streamed_tool_run_arrives_as_the_complete_event_sequence(url: str, model: ScriptedModel) -> None:
+    assert stable_ids(post_run(url, run_input("t1", "r1", "Weather in Paris?"))) == WEATHER_RUN
+    assert [r.stream for r in model.requests] == [True, True]
+    assert model.requests[0].messages[-1].content == "Weather in Paris?"
+
+
+def test_the_thread_is_the_session_and_the_run_is_the_invocation(runner: Runner, url: str) -> None:
+    post_run(url, run_input("t1", "r1", "Weather in Paris?"))
+    runner.agent.model = ScriptedModel(["Still sunny"])  # type: ignore[attr-defined]
+    second = post_run(url, run_input("t1", "r2", "And now?"))
+    assert stable_ids(second) == [
+        started("t1", "r2"),
+        {"type": "STATE_SNAPSHOT", "snapshot": {"last_city": "Paris"}},
+        *text("id1", "Still", " sunny"),
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r2"},
+    ]
+    session = asyncio.run(runner.session_service.get("anonymous", "t1"))
+    assert session is not None
+    assert [e.invocation_id for e in session.events if e.author == "user"] == ["r1", "r2"]
+
+
+def test_the_last_user_message_is_the_message_and_text_parts_are_joined(
+    url: str, model: ScriptedModel
+) -> None:
+    body = run_input("t1", "r1", "ignored")
+    body["messages"] += [
+        {"id": "a1", "role": "assistant", "content": "earlier answer"},
+        {
+            "id": "u2",
+            "role": "user",
+            "content": [{"type": "text", "text": "Weather "}, {"type": "text", "text": "in Paris?"}],
+        },
+    ]
+    post_run(url, body)
+    assert [m.content for m in model.requests[0].messages] == ["Weather in Paris?"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "detail"),
+    [
+        (b"{not json", 400, "the request body is not JSON: Expecting property name"),
+        (
+            json.dumps({"threadId": "t1", "messages": []}).encode(),
+            422,
+            "invalid RunAgentInput: runId: Field required",
+        ),
+        (
+            json.dumps(
+                {"threadId": "t1", "runId": "r1", "messages": [{"id": "m", "role": "robot"}]}
+            ).encode(),
+            422,
+            "invalid RunAgentInput: messages.0: Input tag 'robot' found using 'role' does not match",
+        ),
+        (
+            json.dumps(run_input("t1", "r1", "hi", messages=[])).encode(),
+            422,
+            "messages: there is no user message to answer",
+        ),
+        (
+            json.dumps(
+                run_input(
+                    "t1",
+                    "r1",
+                    "",
+                    messages=[
+                        {
+                            "id": "u1",
+                            "role": "user",
+                            "content": [
+                                {"type": "text", "text": "what is this?"},
+                                {
+                                    "type": "image",
+                                    "source": {"type": "url", "value": "http://127.0.0.1/x.png"},
+                                },
+                            ],
+                        }
+                    ],
+                )
+            ).encode(),
+            422,
+            "messages.0.content.1: only text parts are supported, not 'image'",
+        ),
+    ],
+)
+def test_bad_input_gets_a_4xx_naming_the_problem(
+    url: str, model: ScriptedModel, body: bytes, status: int, detail: str
+) -> None:
+    response = httpx.post(url, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == status
+    assert response.json()["detail"].startswith(detail)
+    assert model.requests == []
+
+
+def test_only_post_is_allowed(url: str) -> None:
+    assert httpx.get(url).status_code == 405
+
+
+def test_an_error_that_ends_the_run_is_a_run_error_event() -> None:
+    model = ScriptedModel([BadRequestError("context too long", status_code=400)])
+    with serving(create_app(make_runner(model), path=PATH)) as url:
+        events = post_run(url, run_input("t1", "r1", "hi"))
+    assert events[2:] == [
+        {"type": "RUN_ERROR", "message": "context too long (at model:scripted)", "code": "BadRequestError"}
+    ]
+
+
+class FailOnResults:
+    def before_translate(self, event: Event, ctx: TranslateContext) -> Event | None:
+        if event.object == ObjectType.TOOL_RESPONSE:
+            raise RuntimeError(f"cannot show results of run {ctx.run_id}")
+        return None
+
+
+def test_a_failure_once_the_stream_started_is_a_run_error_and_stops_the_run(model: ScriptedModel) -> None:
+    runner = make_runner(model)
+    with serving(create_app(runner, path=PATH, translate_callbacks=[FailOnResults])) as url:
+        events = stable_ids(post_run(url, run_input("t1", "r1", "Weather in Paris?")))
+    assert events == [
+        *WEATHER_RUN[:8],
+        {
+            "type": "RUN_ERROR",
+            "message": "callback FailOnResults failed in before_translate: "
+            "raised RuntimeError: cannot show results of run r1",
+            "code": "CallbackError",
+        },
+    ]
+    assert len(model.requests) == 1  # the run stopped: the model was not called again
+
+
+def test_a_client_that_disconnects_mid_run_stops_it() -> None:
+    model = Hanging(ScriptedModel(["Back again"]))
+    runner = make_runner(model)
+    with serving(create_app(runner, path=PATH)) as url:
+        with (
+            httpx.Client(timeout=30) as client,
+            client.stream("POST", url, json=run_input("t1", "r1", "hi")) as response,
+        ):
+            for line in response.iter_lines():
+                if '"TEXT_MESSAGE_CONTENT"' in line:
+                    busy = post_run(url, run_input("t1", "r-busy", "me too"))
+                    break  # dropping the stream closes the connection mid-run
+        assert model.closed.wait(timeout=30), "the model call was not stopped"
+        # The session is free again: a new run on the same thread goes through.
+        events = post_run(url, run_input("t1", "r2", "hi again"))
+    assert [e["type"] for e in events][-1] == "RUN_FINISHED"
+    assert busy[2:] == [
+        {
+            "type": "RUN_ERROR",
+            "message": "session 't1' of user 'anonymous' is already running",
+            "code": "SessionBusyError",
+        }
+    ]
+
+
+def test_the_user_id_may_come_from_the_request() -> None:
+    runner = make_runner(ScriptedModel(["Hello"]))
+
+    def user(request: Request) -> str:
+        return request.headers["x-user"]
+
+    with serving(create_app(runner, path=PATH, user_id=user)) as url:
+        with httpx.Client(timeout=30, headers={"x-user": "alice"}) as client:
+            response = client.post(url, json=run_input("t9", "r1", "hi"))
+        assert response.status_code == 200
+    assert asyncio.run(runner.session_service.list_sessions("alice")) == ["t9"]

@@ -1,0 +1,59 @@
+"""`serve` and the optional dependencies: nothing heavy is imported until it is used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from adk.agents import LlmAgent
+from adk.agui import serve
+from adk.runner import Runner
+from adk.testing import ScriptedModel
+from tests.agui.support import run_input
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_importing_adk_and_adk_agui_imports_no_optional_dependency() -> None:
+    code = (
+        "import sys, adk, adk.agui; print([m for m in ('ag_ui', 'starlette', 'uvicorn') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """What `serve` handed to uvicorn, instead of serving it."""
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.update(app=app, **options))
+    return seen
+
+
+async def test_serve_wraps_an_agent_in_a_runner_and_starts_uvicorn_on_loopback(
+    served: dict[str, Any],
+) -> None:
+    serve(LlmAgent("helper", model=ScriptedModel(["Hello"])), port=8123)
+    assert (served["host"], served["port"]) == ("127.0.0.1", 8123)
+    transport = httpx.ASGITransport(app=served["app"])
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        response = await client.post("/", json=run_input("t1", "r1", "hi"))
+    assert response.status_code == 200
+    assert response.text.count('"type":"TEXT_MESSAGE_CONTENT"') == 1
+    assert response.text.endswith('data: {"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}\n\n')
+
+
+async def test_serve_uses_a_runner_as_it_is(served: dict[str, Any]) -> None:
+    runner = Runner(LlmAgent("helper", model=ScriptedModel(["Hello"])))
+    serve(runner, "0.0.0.0", 9000, path="/agent")
+    assert (served["host"], served["port"]) == ("0.0.0.0", 9000)
+    transport = httpx.ASGITransport(app=served["app"])
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        assert (await client.post("/agent", json=run_input("t1", "r1", "hi"))).status_code == 200
+    assert await runner.session_service.list_sessions("anonymous") == ["t1"]

@@ -1,0 +1,353 @@
+"""AguiTranslator: the exact AG-UI event sequence for every kind of adk event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ag_ui.core import BaseEvent, UserMessage
+
+from adk.agents import LlmAgent
+from adk.agui import AguiTranslator
+from adk.events import Event, LlmResponse, Message, ToolCall
+from adk.runner import Runner
+from adk.testing import ScriptedModel
+from tests.agui.support import (
+    CTX,
+    chunk,
+    complete,
+    completion,
+    discarded,
+    error,
+    run_finished,
+    run_started,
+    state_update,
+    tool_response,
+    weather,
+    wire,
+)
+
+
+async def translate(
+    events: list[Event], state: dict[str, Any] | None = None, **options: Any
+) -> list[dict[str, Any]]:
+    """start, every event, finish: the whole stream, as wire dicts."""
+    t = AguiTranslator(CTX, **options)
+    out: list[BaseEvent] = await t.start(state or {})
+    for event in events:
+        out += await t.translate(event)
+    out += await t.finish()
+    return wire(out)
+
+
+def snapshot(state: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "STATE_SNAPSHOT", "snapshot": state}
+
+
+START = [run_started(), snapshot({})]
+
+
+async def test_start_sends_run_started_then_the_session_state() -> None:
+    assert await translate([completion()], {"city": "Paris"}) == [
+        run_started(),
+        snapshot({"city": "Paris"}),
+        run_finished(),
+    ]
+
+
+async def test_streamed_deltas_become_one_text_message_ended_by_the_complete_one() -> None:
+    events = [chunk("Hel"), chunk(""), chunk("lo"), complete("Hello"), completion()]
+    assert await translate(events) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hel"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "lo"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        run_finished(),
+    ]
+
+
+async def test_a_message_that_was_not_streamed_is_sent_whole() -> None:
+    assert await translate([complete("Hello"), completion()]) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hello"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        run_finished(),
+    ]
+
+
+async def test_the_users_own_message_and_empty_answers_send_nothing() -> None:
+    user = Event.new("r1", "user", choices=complete("x").choices)
+    user.choices[0].message = Message.user("hi")
+    assert await translate([user, complete(""), completion()]) == [*START, run_finished()]
+
+
+async def test_tool_calls_follow_the_streamed_text_and_are_parented_to_its_message() -> None:
+    calls = [ToolCall.of("weather", '{"city": "Paris"}', id="call_1"), ToolCall.of("clock", "", id="call_2")]
+    events = [chunk("Checking"), complete("Checking", *calls), tool_response("call_1", '{"temp": 21}')]
+    events += [tool_response("call_2", '"noon"', name="clock"), completion()]
+    assert await translate(events) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Checking"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_2",
+            "toolCallName": "clock",
+            "parentMessageId": "id1",
+        },
+        {"type": "TOOL_CALL_END", "toolCallId": "call_2"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id2",
+            "toolCallId": "call_1",
+            "content": '{"temp": 21}',
+            "role": "tool",
+        },
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id3",
+            "toolCallId": "call_2",
+            "content": '"noon"',
+            "role": "tool",
+        },
+        run_finished(),
+    ]
+
+
+async def test_tool_calls_without_text_get_a_parent_message_id_of_their_own() -> None:
+    events = [complete("", ToolCall.of("weather", "{}", id="call_1")), completion()]
+    assert await translate(events) == [
+        *START,
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+        run_finished(),
+    ]
+
+
+async def test_a_complete_text_unlike_the_streamed_one_is_corrected_by_a_messages_snapshot() -> None:
+    client = [UserMessage(id="u1", content="hi")]
+    events = [chunk("draft"), complete("final"), completion()]
+    assert await translate(events, messages=client) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "draft"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {"id": "u1", "role": "user", "content": "hi"},
+                {"id": "id1", "role": "assistant", "name": "helper", "content": "final"},
+            ],
+        },
+        run_finished(),
+    ]
+
+
+async def test_a_discarded_attempt_ends_its_message_and_a_snapshot_drops_it() -> None:
+    client = [UserMessage(id="u1", content="hi")]
+    events = [complete("", ToolCall.of("weather", "{}", id="call_1")), tool_response("call_1", "21")]
+    events += [
+        chunk("The wea"),
+        discarded(),
+        chunk("It is"),
+        chunk(" 21"),
+        complete("It is 21"),
+        completion(),
+    ]
+    assert await translate(events, messages=client) == [
+        *START,
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id2",
+            "toolCallId": "call_1",
+            "content": "21",
+            "role": "tool",
+        },
+        {"type": "TEXT_MESSAGE_START", "messageId": "id3", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": "The wea"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id3"},
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {"id": "u1", "role": "user", "content": "hi"},
+                {
+                    "id": "id1",
+                    "role": "assistant",
+                    "name": "helper",
+                    "toolCalls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"id": "id2", "role": "tool", "content": "21", "toolCallId": "call_1"},
+            ],
+        },
+        {"type": "TEXT_MESSAGE_START", "messageId": "id4", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id4", "delta": "It is"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id4", "delta": " 21"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id4"},
+        run_finished(),
+    ]
+
+
+async def test_a_discard_before_any_text_went_out_sends_nothing() -> None:
+    assert await translate([discarded(), complete("ok")]) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "ok"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        run_finished(),
+    ]
+
+
+async def test_branches_stream_into_separate_messages() -> None:
+    events = [chunk("a", branch="p.x"), chunk("b", branch="p.y"), chunk("c", branch="p.x")]
+    events += [complete("b", branch="p.y"), complete("ac", branch="p.x"), completion()]
+    assert await translate(events) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "a"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "id2", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id2", "delta": "b"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "c"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id2"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        run_finished(),
+    ]
+
+
+async def test_state_deltas_become_json_patch_adds_and_removes() -> None:
+    events = [state_update(city="Paris", **{"a/b~c": 1}), state_update(city=None, gone=None, unit="C")]
+    assert await translate([*events, completion()], {"gone": True}) == [
+        run_started(),
+        snapshot({"gone": True}),
+        {
+            "type": "STATE_DELTA",
+            "delta": [
+                {"op": "add", "path": "/city", "value": "Paris"},
+                {"op": "add", "path": "/a~1b~0c", "value": 1},
+            ],
+        },
+        {
+            "type": "STATE_DELTA",
+            "delta": [
+                {"op": "remove", "path": "/city"},
+                {"op": "remove", "path": "/gone"},
+                {"op": "add", "path": "/unit", "value": "C"},
+            ],
+        },
+        run_finished(),
+    ]
+
+
+async def test_a_delta_riding_on_another_event_follows_that_events_translation() -> None:
+    result = tool_response("call_1", "21")
+    result.actions.state_delta["last"] = 21
+    done = completion()
+    done.actions.state_delta["n"] = 1
+    assert (await translate([result, state_update(nothing=None), done]))[2:] == [
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id1",
+            "toolCallId": "call_1",
+            "content": "21",
+            "role": "tool",
+        },
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last", "value": 21}]},
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]},
+        run_finished(),
+    ]
+
+
+async def test_an_error_event_is_run_error_and_nothing_follows() -> None:
+    events = [chunk("Hel"), error(), complete("late"), completion()]
+    assert await translate(events) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hel"},
+        {"type": "RUN_ERROR", "message": "boom (at model:scripted)", "code": "ServerError"},
+    ]
+
+
+async def test_the_end_of_events_without_a_completion_ends_open_messages_and_the_run() -> None:
+    assert await translate([chunk("Hel")]) == [
+        *START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hel"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        run_finished(),
+    ]
+
+
+async def test_fail_turns_an_exception_into_run_error_once() -> None:
+    t = AguiTranslator(CTX)
+    assert wire(await t.fail(ValueError("bad thread"))) == [
+        {"type": "RUN_ERROR", "message": "bad thread", "code": "ValueError"}
+    ]
+    assert await t.fail(ValueError("again")) == []
+    assert await t.translate(complete("late")) == []
+    assert await t.finish() == []
+
+
+async def test_a_real_streamed_tool_run_translates_to_the_complete_sequence() -> None:
+    model = ScriptedModel(
+        [LlmResponse.calls(ToolCall.of("weather", '{"city": "Paris"}', id="call_1")), "Sunny in Paris"]
+    )
+    runner = Runner(LlmAgent("helper", model=model, tools=[weather]))
+    t = AguiTranslator(CTX, messages=[UserMessage(id="u1", content="Weather?")])
+    out = await t.start({})
+    async for event in runner.run("u", "t1", "Weather?", stream=True, invocation_id="r1"):
+        out += await t.translate(event)
+    out += await t.finish()
+    assert wire(out) == [
+        *START,
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call_1",
+            "toolCallName": "weather",
+            "parentMessageId": "id1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "id2",
+            "toolCallId": "call_1",
+            "content": '{"city":"Paris","sky":"sunny"}',
+            "role": "tool",
+        },
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},
+        {"type": "TEXT_MESSAGE_START", "messageId": "id3", "role": "assistant", "name": "helper"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": "Sunny"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": " in"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": " Paris"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "id3"},
+        run_finished(),
+    ]

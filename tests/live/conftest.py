@@ -1,0 +1,39 @@
+"""Live tests run against a real OpenAI-compatible server: `pytest -m live tests/live`.
+
+`ADK_LIVE_BASE_URL` (default http://127.0.0.1:8765/v1) names the server and `ADK_LIVE_MODEL` the
+model (default: the first the server lists). An unreachable server skips the tests, unless
+`ADK_LIVE_REQUIRED=1` (as in CI), where it fails them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from adk.models.openai import OpenAIModel
+
+BASE_URL = os.environ.get("ADK_LIVE_BASE_URL", "http://127.0.0.1:8765/v1").rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def live_model_name() -> str:
+    """The model to ask for; reaching the server here decides whether the live tests run at all."""
+    try:
+        listing = httpx.get(f"{BASE_URL}/models", timeout=5)
+        listing.raise_for_status()
+    except httpx.HTTPError as e:
+        if os.environ.get("ADK_LIVE_REQUIRED") == "1":
+            pytest.fail(f"ADK_LIVE_REQUIRED=1 but the server at {BASE_URL} is unreachable: {e!r}")
+        pytest.skip(f"no live server at {BASE_URL} ({e!r}); set ADK_LIVE_BASE_URL")
+    return os.environ.get("ADK_LIVE_MODEL") or str(listing.json()["data"][0]["id"])
+
+
+@pytest.fixture
+async def live_model(live_model_name: str) -> AsyncIterator[OpenAIModel]:
+    """A model with its own connections: a stream the server breaks cannot spoil the next test."""
+    model = OpenAIModel(live_model_name, base_url=BASE_URL, timeout=120, temperature=0, max_tokens=8)
+    yield model
+    await model.aclose()

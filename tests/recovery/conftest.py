@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+
+from adk import BaseTool, Cont, Event, LlmResponse, ModelContext, Raise, ToolContext, ToolDeclaration
+from adk.recovery import Testing
+from adk.testing import set_testing
+
+
+@pytest.fixture
+def testing() -> Iterator[Testing]:
+    with set_testing(True) as switch:
+        yield switch
+
+
+class Recorder:
+    """Records (hook, model or tool, attempt) for every model and tool hook, and passes everything on."""
+
+    def __init__(self) -> None:
+        self.trace: list[tuple[str, str, int]] = []
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        self.trace.append(("before_model", ctx.model.name, ctx.attempt))
+        return Cont(ctx)
+
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        self.trace.append(("after_model", ctx.model.name, ctx.attempt))
+        return response
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        self.trace.append(("on_model_error", f"{ctx.model.name}:{type(error).__name__}", ctx.attempt))
+        return Raise(error)
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+        self.trace.append(("before_tool", ctx.tool.name, ctx.attempt))
+        return Cont(ctx)
+
+    def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        self.trace.append(("after_tool", ctx.tool.name, ctx.attempt))
+        return result
+
+    def on_tool_error(self, error: Exception, ctx: ToolContext) -> Raise:
+        self.trace.append(("on_tool_error", f"{ctx.tool.name}:{type(error).__name__}", ctx.attempt))
+        return Raise(error)
+
+
+class FnTool(BaseTool):
+    """A tool around a function of its arguments, counting its runs."""
+
+    def __init__(
+        self, name: str, fn: Callable[[dict[str, Any]], Awaitable[Any]], *, idempotent: bool = False
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.idempotent = idempotent
+        self.runs: list[dict[str, Any]] = []
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return ToolDeclaration(name=self.name)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        self.runs.append(args)
+        return await self.fn(args)
+
+
+def objects(events: list[Event]) -> list[str]:
+    return [e.object for e in events]
