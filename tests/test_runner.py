@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adk.agents import BaseAgent, LlmAgent, ParallelAgent
+from adk.callbacks.results import Cont
 from adk.context import AgentContext, ModelContext, ToolContext, current_invocation
 from adk.errors import CallbackRegistrationError, SessionBusyError
-from adk.events import Choice, Event, LlmResponse, Message
+from adk.events import Choice, Event, EventActions, LlmResponse, Message
 from adk.models.base import LlmRequest
 from adk.runner import Runner
-from adk.sessions import InMemorySessionService
+from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.testing import ScriptedModel
 from tests._runtime import Recorder, Tool, call, calls, reply, run, shapes, summary
 
@@ -96,24 +98,24 @@ class Counter(Tool):
 
 
 class Stamp:
-    def before_model(self, ctx: ModelContext) -> Any:
-        from adk.callbacks.results import Cont
-
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
         ctx.state["turns"] = ctx.state.get("turns", 0) + 1
         return Cont(ctx)
 
 
-async def test_state_deltas_ride_on_the_events_that_made_them_and_reach_the_stored_session() -> None:
-    service = InMemorySessionService()
+async def test_state_deltas_ride_on_the_events_that_made_them_and_reach_the_stored_session(
+    store: SessionService,
+) -> None:
+    service = store
     session = await service.get_or_create("u", "s")
-    session.state.update({"temp": "x", "count": 10})
+    setup = Event.new("setup", "user", actions=EventActions(state_delta={"temp": "x", "count": 10}))
+    await service.append_event(session, setup)
     model = ScriptedModel([calls(call("count", "c1")), "done"])
     runner = Runner(
         LlmAgent("root", model=model, tools=[Counter()], callbacks=[Stamp()]), session_service=service
     )
     events = await run(runner)
-    assert [(summary(e)[0], e.actions.state_delta) for e in events] == [
-        ("model", {}),
+    assert [(summary(e)[0], e.actions.state_delta) for e in events[1:]] == [
         ("model", {"turns": 1}),  # set in before_model: carried by that model call's response
         ("tool", {"count": 11, "temp": None}),  # set in the tool: carried by its result
         ("model", {"turns": 2}),
@@ -126,6 +128,8 @@ async def test_state_deltas_ride_on_the_events_that_made_them_and_reach_the_stor
     model2 = ScriptedModel([calls(call("count", "c2")), "done"])
     runner.agent.model = model2  # type: ignore[attr-defined]
     await run(runner)
+    stored = await service.get("u", "s")
+    assert stored is not None
     assert stored.state == {"count": 12, "turns": 4}
 
 
@@ -228,15 +232,32 @@ def tool_then_answer(request: LlmRequest) -> LlmResponse | str:
     return reply(request)
 
 
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionService]:
+    if request.param == "memory":
+        yield InMemorySessionService()
+        return
+    sqlite = SqliteSessionService(tmp_path / "sessions.sqlite3")
+    yield sqlite
+    sqlite.close()
+
+
+async def stored_ids(store: SessionService) -> list[str]:
+    """The ids of the events of session ("u", "s") as the store has them (a fresh read)."""
+    session = await store.get("u", "s")
+    assert session is not None
+    return [e.id for e in session.events]
+
+
 @pytest.mark.parametrize("mode", ["aclose", "break"])
 @pytest.mark.parametrize("point", ["user event", "mid-stream", "after a tool call"])
-async def test_breaking_out_keeps_what_was_stored_and_the_session_runs_again(point: str, mode: str) -> None:
+async def test_breaking_out_keeps_what_was_stored_and_the_session_runs_again(
+    point: str, mode: str, store: SessionService
+) -> None:
     model = ScriptedModel([tool_then_answer] * 3)
-    runner = Runner(LlmAgent("root", model=model, tools=[Tool("echo")]))
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("echo")]), session_service=store)
     seen = await consume(runner, stop_at(point), mode, stream=True)
-    session = await runner.session_service.get("u", "s")
-    assert session is not None
-    assert [e.id for e in session.events] == [e.id for e in seen if not e.is_partial]
+    assert await stored_ids(store) == [e.id for e in seen if not e.is_partial]
     assert seen[-1].object != "runner.completion"
     # at once, without waiting for asyncio to finalise the abandoned run
     assert (await shapes(runner, "again"))[-2:] == [("model", "root", "re: again"), ("done", "root")]
