@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
@@ -440,3 +441,40 @@ async def test_a_model_answering_with_a_response_object() -> None:
     assert events[1].usage is not None
     assert events[1].usage.total_tokens == 4
     assert events[1].id == response.id
+
+
+async def test_async_hooks_and_async_tools_run_in_the_same_places() -> None:
+    trace: list[str] = []
+
+    class AsyncHooks:
+        async def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
+            await asyncio.sleep(0)
+            trace.append("before_agent")
+            return Cont(ctx)
+
+        async def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+            await asyncio.sleep(0)
+            trace.append("before_model")
+            request = ctx.request.model_copy(update={"instruction": "async"})
+            return Cont(dataclasses.replace(ctx, request=request))
+
+        async def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+            await asyncio.sleep(0)
+            trace.append("before_tool")
+            return Cont(dataclasses.replace(ctx, args={"x": 1}))
+
+        async def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+            await asyncio.sleep(0)
+            trace.append("after_tool")
+            return {"wrapped": result}
+
+    async def echo(args: dict[str, Any], ctx: ToolContext) -> Any:
+        await asyncio.sleep(0)
+        return args
+
+    model = ScriptedModel([calls(call("echo", "c1")), "done"])
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("echo", echo)]), callbacks=[AsyncHooks()])
+    events = await shapes(runner)
+    assert events[2] == ("tool", "root", "echo", "c1", '{"wrapped":{"x":1}}')
+    assert trace == ["before_agent", "before_model", "before_tool", "after_tool", "before_model"]
+    assert [r.instruction for r in model.requests] == ["async", "async"]
