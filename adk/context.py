@@ -8,7 +8,8 @@ mutable objects reached through the context.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, MutableMapping
+import logging
+from collections.abc import Callable, Iterator, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,8 @@ __all__ = [
     "current_invocation",
     "current_tool_call_id",
 ]
+
+log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
 
@@ -98,6 +101,7 @@ class Invocation:
 
     __slots__ = (
         "_hooks",
+        "_on_end",
         "_outer",
         "_run_callbacks",
         "_tool_retries",
@@ -142,6 +146,7 @@ class Invocation:
         self._run_callbacks = run_callbacks
         self._hooks: dict[int, Callbacks] = {}
         self._values: dict[str, Any] = {}
+        self._on_end: list[Callable[[BaseException | None], object]] = []
         self._tool_retries: dict[str, int] = {}
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
@@ -168,6 +173,22 @@ class Invocation:
     def end_invocation(self) -> None:
         """No further model calls or agents run in this invocation."""
         self.ended = True
+
+    def on_end(self, fn: Callable[[BaseException | None], object]) -> None:
+        """Call `fn` once when this run ends, with the error that ended it (None if it completed).
+
+        For observers (tracing, metrics) that must close what they opened even when the run
+        fails, is halted, or its consumer stops iterating; the error may be `GeneratorExit`.
+        """
+        self._on_end.append(fn)
+
+    def _end(self, error: BaseException | None) -> None:
+        fns, self._on_end = self._on_end, []
+        for fn in fns:
+            try:
+                fn(error)
+            except Exception:
+                log.exception("on_end function %r of invocation %s failed", fn, self.invocation_id)
 
     def set_state(self, key: str, value: Any) -> None:
         self._values[key] = value

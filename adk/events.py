@@ -50,7 +50,7 @@ class ObjectType:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class FunctionCall(_Model):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 Ctx = TypeVar("Ctx", ModelContext, ToolContext)
+
+log = logging.getLogger(__name__)
 
 
 def is_transient(error: BaseException) -> bool:
@@ -192,20 +195,59 @@ async def recover(
         decision = await run_on_error(hooks, hook, error, ctx)
         match decision:
             case Fallback():
+                _log_decision("fallback", error, ctx)
                 return decision
             case Retry(ctx=new, delay=delay):
                 # A retry on another model (a fallback) starts a fresh bound for that model.
                 if getattr(new, "model", None) is not getattr(ctx, "model", None):
                     attempts.restart()
+                    _log_decision("switch", error, ctx, new, delay or 0.0)
                     return Retry(dataclasses.replace(new, attempt=1), delay or 0.0)
                 wait = attempts.failed(error, delay)
                 if wait is not None:
+                    _log_decision("retry", error, ctx, new, wait)
                     return Retry(dataclasses.replace(new, attempt=attempts.number), wait)
                 if isinstance(error, RetriesExhausted):
                     raise error
                 error = locate(RetriesExhausted(attempts.number, error), where(error) or hook)
             case Raise(error=final):
                 raise final
+
+
+def _log_decision(
+    action: str,
+    error: Exception,
+    ctx: ModelContext | ToolContext,
+    new: ModelContext | ToolContext | None = None,
+    wait: float = 0.0,
+) -> None:
+    """Log a recovery decision at INFO; the details ride on the record as `record.adk`.
+
+    `action` is `retry` (the same model or tool again, after `wait`), `switch` (another model)
+    or `fallback` (a result stands in for the failed call).
+    """
+    if not log.isEnabledFor(logging.INFO):
+        return
+    kind, name = ("model", ctx.model.name) if isinstance(ctx, ModelContext) else ("tool", ctx.tool.name)
+    details: dict[str, Any] = {
+        "action": action,
+        "invocation": ctx.invocation_id,
+        "agent": ctx.agent.name,
+        kind: name,
+        "attempt": ctx.attempt,
+        "error": f"{type(error).__name__}: {error}",
+    }
+    match action:
+        case "retry":
+            details["wait"] = wait
+            message = f"retrying {kind} {name!r} in {wait:.2f}s (attempt {ctx.attempt + 1})"
+        case "switch":
+            assert isinstance(new, ModelContext)
+            details["to"] = new.model.name
+            message = f"falling back from model {name!r} to {new.model.name!r}"
+        case _:
+            message = f"a fallback result stands in for {kind} {name!r}"
+    log.info("%s after %s", message, details["error"], extra={"adk": details})
 
 
 def _next_model(models: Sequence[Model], current: Model) -> Model | None:

@@ -105,51 +105,58 @@ class Runner:
                 stream=stream,
                 retry_policy=self.retry_policy,
             )
-            inv_id = invocation.invocation_id
-            first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
-            await store.append_event(session, first)
-            yield first
-
-            failure: Exception | None = None
-            state = invocation.state
-            # current_invocation() is set around each step of the agent only: the consumer's
-            # context is not left pointing at this run, and runs interleaved in one task each see
-            # their own.
-            events = self.agent.run(invocation)
             try:
-                while True:
-                    token = _current_invocation.set(invocation)
-                    try:
-                        event = await anext(events)
-                    except StopAsyncIteration:
-                        break
-                    except Exception as error:
-                        failure = error
-                        break
-                    finally:
-                        _current_invocation.reset(token)
-                    if not event.is_partial:
-                        if state.has_delta:
-                            event.actions.state_delta.update(state.take_delta())
-                        await store.append_event(session, event)
-                    yield event
-            finally:
-                await events.aclose()  # closes every agent below now, cancelling their tool tasks
+                inv_id = invocation.invocation_id
+                first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                await store.append_event(session, first)
+                yield first
 
-            author = self.agent.name
-            if failure is not None:
-                event = Event.from_error(inv_id, author, failure, where=where(failure) or f"agent:{author}")
+                failure: Exception | None = None
+                state = invocation.state
+                # current_invocation() is set around each step of the agent only: the consumer's
+                # context is not left pointing at this run, and runs interleaved in one task each
+                # see their own.
+                events = self.agent.run(invocation)
+                try:
+                    while True:
+                        token = _current_invocation.set(invocation)
+                        try:
+                            event = await anext(events)
+                        except StopAsyncIteration:
+                            break
+                        except Exception as error:
+                            failure = error
+                            break
+                        finally:
+                            _current_invocation.reset(token)
+                        if not event.is_partial:
+                            if state.has_delta:
+                                event.actions.state_delta.update(state.take_delta())
+                            await store.append_event(session, event)
+                        yield event
+                finally:
+                    await events.aclose()  # closes every agent below now, cancelling their tool tasks
+
+                author = self.agent.name
+                if failure is not None:
+                    location = where(failure) or f"agent:{author}"
+                    event = Event.from_error(inv_id, author, failure, where=location)
+                    if state.has_delta:
+                        event.actions.state_delta = state.take_delta()
+                    await store.append_event(session, event)
+                    invocation._end(failure)
+                    yield event
+                    return
                 if state.has_delta:
+                    event = Event.new(inv_id, author, object=ObjectType.STATE_UPDATE)
                     event.actions.state_delta = state.take_delta()
-                await store.append_event(session, event)
-                yield event
-                return
-            if state.has_delta:
-                event = Event.new(inv_id, author, object=ObjectType.STATE_UPDATE)
-                event.actions.state_delta = state.take_delta()
-                await store.append_event(session, event)
-                yield event
-            yield Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                    await store.append_event(session, event)
+                    yield event
+                invocation._end(None)
+                yield Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+            except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
+                invocation._end(stopped)  # does nothing once the run has ended
+                raise
         finally:
             if self._active.get(key) is claim:
                 del self._active[key]

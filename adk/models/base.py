@@ -15,7 +15,7 @@ __all__ = ["LlmRequest", "Model"]
 class LlmRequest(BaseModel):
     """What is sent to a model. A `before_model` hook may return a changed copy in its context."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str = ""
     """The model name to ask for; empty means the model's own default."""

@@ -1,0 +1,84 @@
+"""`AuditLog`: a ready-made callback that logs every hook call on the `adk.audit` logger.
+
+Register it first, on the `Runner`, to see every call before another callback changes or halts
+it. One INFO record per hook call, as `key=value` fields (the same fields ride on the record as
+`record.adk`, for structured handlers):
+
+    invocation=… agent=assistant hook=before_model model=gpt attempt=1 outcome=call
+    invocation=… agent=assistant hook=on_model_error model=gpt attempt=1 outcome=error:RateLimitError
+    invocation=… agent=assistant hook=after_model model=gpt attempt=2 outcome=tool_calls:get_weather
+    invocation=… agent=assistant hook=before_tool tool=get_weather tool_call_id=c1 attempt=1 outcome=call
+
+Outcomes: `start` / `end` (agent), `call` (before a model or tool call), `text` or
+`tool_calls:<names>` (a model's response), `result` (a tool's), `error:<type>` (a failed attempt;
+only the type, since messages may carry personal data).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from adk.callbacks.results import Cont, Raise
+from adk.context import AgentContext, ModelContext, ToolContext
+
+if TYPE_CHECKING:
+    from adk.events import LlmResponse, Message
+
+__all__ = ["AuditLog"]
+
+
+class AuditLog:
+    """Logs each hook call: invocation id, agent, hook, model or tool, attempt and outcome."""
+
+    def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
+        self.logger = logger or logging.getLogger("adk.audit")
+        self.level = level
+
+    def _log(self, ctx: AgentContext | ModelContext | ToolContext, hook: str, outcome: str) -> None:
+        if not self.logger.isEnabledFor(self.level):
+            return
+        fields: dict[str, Any] = {"invocation": ctx.invocation_id, "agent": ctx.agent.name, "hook": hook}
+        if isinstance(ctx, ModelContext):
+            fields["model"] = ctx.model.name
+            fields["attempt"] = ctx.attempt
+        elif isinstance(ctx, ToolContext):
+            fields["tool"] = ctx.tool.name
+            fields["tool_call_id"] = ctx.tool_call_id
+            fields["attempt"] = ctx.attempt
+        fields["outcome"] = outcome
+        self.logger.log(self.level, " ".join(f"{k}={v}" for k, v in fields.items()), extra={"adk": fields})
+
+    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
+        self._log(ctx, "before_agent", "start")
+        return Cont(ctx)
+
+    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
+        self._log(ctx, "after_agent", "end")
+        return output
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        self._log(ctx, "before_model", "call")
+        return Cont(ctx)
+
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        calls = response.tool_calls
+        outcome = "tool_calls:" + ",".join(c.function.name for c in calls) if calls else "text"
+        self._log(ctx, "after_model", outcome)
+        return response
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        self._log(ctx, "on_model_error", f"error:{type(error).__name__}")
+        return Raise(error)
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+        self._log(ctx, "before_tool", "call")
+        return Cont(ctx)
+
+    def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        self._log(ctx, "after_tool", "result")
+        return result
+
+    def on_tool_error(self, error: Exception, ctx: ToolContext) -> Raise:
+        self._log(ctx, "on_tool_error", f"error:{type(error).__name__}")
+        return Raise(error)

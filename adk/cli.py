@@ -1,0 +1,477 @@
+"""The `adk` command line: play the demo, chat with your agent, or serve it over AG-UI.
+
+    adk demo [--model openai:<name>]
+    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--db PATH]
+    adk serve path/to/agent.py [--host HOST] [--port PORT] [--db PATH]
+
+A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
+did (a halt, a retry and its wait, a fallback). That comes from the events, from `Display`
+registered first on the runner (it sees every hook call before another callback can stop it),
+and from the `adk.recovery` log. The library itself never prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import io
+import json
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import aclosing, contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from adk.agents.base import BaseAgent
+from adk.callbacks.registry import Callbacks
+from adk.callbacks.results import Cont
+from adk.context import AgentContext, ModelContext
+from adk.errors import AdkError
+from adk.events import Event, LlmResponse, Message, ObjectType, new_id
+from adk.models.base import Model
+from adk.runner import Runner
+from adk.sessions.sqlite import SqliteSessionService
+
+__all__ = ["CliError", "Display", "load", "load_runner", "main"]
+
+DEFAULT_DB = Path(".adk") / "sessions.sqlite3"
+_EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
+_AGUI_PACKAGES = {"adk", "ag_ui", "starlette", "uvicorn"}
+
+
+class CliError(Exception):
+    """A failure to report as one line, exiting with status 1."""
+
+
+class Display:
+    """Shows a run readably: a callback (register it first) and a consumer of the run's events.
+
+    The hooks only note how far each agent got; the events then tell what happened: a response
+    that arrives while its model call was never answered was halted by a `before_model` callback,
+    one that arrives after `after_agent` replaced the agent's output. Retries and fallbacks are
+    shown from the `adk.recovery` log while `watching()`.
+    """
+
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None
+    ) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.color = _wants_color(self.out) if color is None else color
+        self.failed = False
+        """Whether an error event was shown."""
+        self._phase: dict[tuple[str, str], str] = {}
+        self._open: tuple[str, str] | None = None
+        """The (branch, author) whose streamed text is on the current line."""
+
+    # --- hooks: note where each agent is ---
+
+    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
+        self._phase[ctx.branch, ctx.agent.name] = "started"
+        return Cont(ctx)
+
+    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
+        self._phase[ctx.branch, ctx.agent.name] = "ended"
+        return output
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        self._phase[ctx.branch, ctx.agent.name] = "calling"
+        return Cont(ctx)
+
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        self._phase[ctx.branch, ctx.agent.name] = "answered"
+        return response
+
+    # --- events ---
+
+    def show(self, event: Event) -> None:
+        """Show one event of the run."""
+        if event.author == "user":
+            return
+        match event.object:
+            case ObjectType.CHAT_COMPLETION_CHUNK:
+                if event.content:
+                    self._stream(event)
+            case ObjectType.CHAT_COMPLETION:
+                self._response(event)
+            case ObjectType.TOOL_RESPONSE:
+                self._tool_result(event)
+            case ObjectType.ATTEMPT_DISCARDED:
+                self._close()
+                note = event.error.message if event.error else "a streamed attempt failed"
+                self._note("⟲", f"discarded: {note}", "33")
+            case ObjectType.ERROR:
+                self._close()
+                self.failed = True
+                info = event.error
+                text = f"{info.type}: {info.message}" if info else "unknown error"
+                where = f" [{info.where}]" if info and info.where else ""
+                self.err.write(self._style(f"✗ error: {text}{where}", "31") + "\n")
+                self.err.flush()
+
+    def user(self, message: str) -> None:
+        """Echo what the user said (the demo types it for them)."""
+        self._close()
+        self._write(self._style("you:", "1") + f" {message}\n")
+
+    def heading(self, text: str) -> None:
+        self._close()
+        self._write(self._style(f"\n── {text}", "2") + "\n")
+
+    def prompt(self) -> str:
+        return self._style("you:", "1") + " "
+
+    def info(self, text: str) -> None:
+        self.err.write(self._style(text, "2") + "\n")
+        self.err.flush()
+
+    def recovery(self, details: dict[str, Any]) -> None:
+        """Show a recovery decision logged by `adk.recovery`."""
+        self._close()
+        kind = "model" if "model" in details else "tool"
+        failed = f"{kind} {details.get(kind)} failed ({details.get('error')})"
+        match details.get("action"):
+            case "retry":
+                wait, attempt = details.get("wait", 0.0), details.get("attempt", 1) + 1
+                self._note("↻", f"{failed}; retrying in {wait:.2f} s (attempt {attempt})", "33")
+            case "switch":
+                self._note("⇄", f"{failed}; falling back to model {details.get('to')}", "33")
+            case _:
+                self._note("⇄", f"{failed}; a fallback result stands in", "33")
+
+    @contextmanager
+    def watching(self) -> Iterator[Display]:
+        """Show the `adk.recovery` log's decisions while in this block."""
+        logger = logging.getLogger("adk.recovery")
+        handler = _RecoveryHandler(self)
+        level = logger.level
+        if not logger.isEnabledFor(logging.INFO):
+            logger.setLevel(logging.INFO)
+        logger.addHandler(handler)
+        try:
+            yield self
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+
+    def _response(self, event: Event) -> None:
+        key = (event.branch, event.author)
+        match self._phase.get(key):
+            case "calling":
+                self._close()
+                self._note("⛔", "a before_model callback halted the call; the model was not called", "35")
+            case "started":
+                self._close()
+                self._note("⛔", f"a before_agent callback halted agent {event.author}", "35")
+            case "ended":
+                self._close()
+                self._note("✎", f"an after_agent callback replaced the answer of {event.author}", "35")
+        self._phase[key] = "answered"
+        message = event.message
+        if message is None:
+            return
+        if self._open == key:
+            self._close()
+        elif message.content:
+            self._close()
+            self._write(self._speaker(event.author) + message.content + "\n")
+        for call in message.tool_calls:
+            self._note("⚙", f"{call.function.name}({_arguments(call.function.arguments)})", "36")
+
+    def _stream(self, event: Event) -> None:
+        key = (event.branch, event.author)
+        if self._open != key:
+            self._close()
+            self._write(self._speaker(event.author))
+            self._open = key
+        self._write(event.content)
+
+    def _tool_result(self, event: Event) -> None:
+        self._close()
+        message = event.message
+        if message is None:
+            return
+        text = _clip(message.content)
+        if event.error is not None:
+            self._note("✗", f"{message.name}: {text}", "31")
+        else:
+            self._note("↳", text, "2")
+
+    def _speaker(self, author: str) -> str:
+        return self._style(f"{author}:", "1;36") + " "
+
+    def _note(self, mark: str, text: str, code: str) -> None:
+        self._write(self._style(f"  {mark} {text}", code) + "\n")
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._open = None
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def _style(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+
+class _RecoveryHandler(logging.Handler):
+    def __init__(self, display: Display) -> None:
+        super().__init__(logging.INFO)
+        self._display = display
+
+    def emit(self, record: logging.LogRecord) -> None:
+        details = record.__dict__.get("adk")
+        if isinstance(details, dict):
+            self._display.recovery(details)
+
+
+def _wants_color(stream: TextIO) -> bool:
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def _arguments(raw: str) -> str:
+    try:
+        args = json.loads(raw or "{}")
+    except ValueError:
+        return _clip(raw)
+    if not isinstance(args, dict):
+        return _clip(raw)
+    return _clip(", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items()))
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- loading a user's agent ---
+
+
+def load(path: str) -> Runner | BaseAgent:
+    """Load the Python file at `path` and return the `runner` or `agent` it defines."""
+    file = Path(path)
+    if not file.is_file():
+        raise CliError(f"{path}: no such file")
+    stem = file.stem
+    name = stem if stem.isidentifier() and stem not in sys.modules else f"_adk_user_{new_id()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise CliError(f"{path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(file.resolve().parent))  # so that it can import its neighbours
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == file.resolve()]
+        where = f"{path}:{frames[-1].lineno}" if frames else path
+        raise CliError(f"{where}: {type(e).__name__}: {e}") from e
+    found = vars(module)
+    runner, agent = found.get("runner"), found.get("agent")
+    if runner is not None:
+        if not isinstance(runner, Runner):
+            raise CliError(f"{path}: `runner` is a {type(runner).__name__}, not an adk Runner")
+        return runner
+    if agent is not None:
+        if not isinstance(agent, BaseAgent):
+            raise CliError(f"{path}: `agent` is a {type(agent).__name__}, not an adk agent (a BaseAgent)")
+        return agent
+    raise CliError(
+        f"{path} defines neither `agent` (an adk agent such as LlmAgent) nor `runner` (a Runner); "
+        "define one of them at module level"
+    )
+
+
+def load_runner(path: str, db: str | None = None) -> Runner:
+    """The runner for the file at `path`: its own `runner`, or one around its `agent`.
+
+    A runner made here keeps sessions in SQLite (`db`, or `.adk/sessions.sqlite3`); a module's
+    own runner keeps its store unless `db` is given.
+    """
+    found = load(path)
+    if isinstance(found, BaseAgent):
+        return Runner(found, session_service=_sqlite(Path(db) if db else DEFAULT_DB))
+    if db:
+        found.session_service = _sqlite(Path(db))
+    return found
+
+
+def _sqlite(db: Path) -> SqliteSessionService:
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteSessionService(db)
+
+
+def _close(runner: Runner) -> None:
+    if isinstance(runner.session_service, SqliteSessionService):
+        runner.session_service.close()
+
+
+def _openai(spec: str) -> Model:
+    provider, _, name = spec.partition(":")
+    if provider != "openai" or not name:
+        raise CliError(f"--model {spec!r}: expected openai:<model name>")
+    try:
+        from adk.models.openai import OpenAIModel
+    except ImportError as e:
+        raise CliError(f"--model {spec!r}: the OpenAI adapter is not available ({e})") from e
+    try:
+        return OpenAIModel(name)
+    except AdkError as e:
+        raise CliError(f"--model {spec!r}: {e}") from e
+
+
+# --- commands ---
+
+
+async def _turn(runner: Runner, display: Display, user: str, session: str, message: str) -> bool:
+    """Run one message; whether it went without an error event."""
+    display.failed = False
+    async with aclosing(runner.run(user, session, message, stream=True)) as events:
+        async for event in events:
+            display.show(event)
+    return not display.failed
+
+
+def _demo(args: argparse.Namespace, display: Display) -> int:
+    from adk import demo
+
+    model = _openai(args.model) if args.model else None
+    agent, primary = demo.build_agent(model, wait=args.wait, pace=args.pace)
+    runner = Runner(
+        agent,
+        session_service=_sqlite(Path(args.db)) if args.db else None,
+        callbacks=[display],
+    )
+    session = args.session or new_id()[:12]
+    who = f"model {args.model}" if args.model else "scripted model, no API key needed"
+    display.out.write(f"adk demo: an assistant with a weather tool, a guardrail and recovery; {who}\n")
+
+    async def play() -> bool:
+        ok = True
+        for turn in demo.TURNS:
+            display.heading(turn.note)
+            display.user(turn.message)
+            primary.fail_next(*turn.faults)
+            ok = await _turn(runner, display, args.user, session, turn.message) and ok
+        return ok
+
+    try:
+        with display.watching():
+            return 0 if asyncio.run(play()) else 1
+    finally:
+        _close(runner)
+
+
+def _run(args: argparse.Namespace, display: Display) -> int:
+    runner = load_runner(args.path, args.db)
+    runner.callbacks = Callbacks.of([display]) + runner.callbacks
+    session = args.session or new_id()[:12]
+    if not args.session:
+        display.info(f"session {session} (continue it with --session {session})")
+    try:
+        with display.watching(), asyncio.Runner() as loop:
+            if args.message is not None:
+                return 0 if loop.run(_turn(runner, display, args.user, session, args.message)) else 1
+            return _chat(lambda line: loop.run(_turn(runner, display, args.user, session, line)), display)
+    finally:
+        _close(runner)
+
+
+def _chat(turn: Callable[[str], bool], display: Display) -> int:
+    """Read lines until the end of input or an exit word; each line is one run."""
+    ok, typed = True, sys.stdin.isatty()
+    while True:
+        try:
+            line = (input(display.prompt()) if typed else input()).strip()
+        except EOFError:
+            if typed:
+                display.out.write("\n")
+            return 0 if ok else 1
+        if line in _EXIT_WORDS:
+            return 0 if ok else 1
+        if line:
+            if not typed:
+                display.user(line)  # so that a piped transcript reads like a typed one
+            ok = turn(line) and ok
+
+
+def _serve(args: argparse.Namespace) -> int:
+    runner = load_runner(args.path, args.db)
+    try:
+        from adk.agui import serve
+
+        serve(runner, args.host, args.port)
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] not in _AGUI_PACKAGES:
+            raise
+        raise CliError(
+            f"adk serve needs the agui extra: pip install 'adk[agui]' (no module {e.name!r})"
+        ) from e
+    finally:
+        _close(runner)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="adk", description="Run adk agents from the command line.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def sessions(p: argparse.ArgumentParser, db_help: str) -> None:
+        p.add_argument("--session", help="session id; reuse one to continue its conversation")
+        p.add_argument("--user", default="user", help="user id (default: user)")
+        p.add_argument("--db", help=db_help)
+
+    demo = commands.add_parser("demo", help="play a demo conversation (no API key needed)")
+    demo.add_argument(
+        "--model", help="play it on a real model: openai:<name> (OPENAI_BASE_URL, OPENAI_API_KEY)"
+    )
+    demo.add_argument("--wait", type=float, default=0.2, help="seconds between retry attempts (default 0.2)")
+    demo.add_argument(
+        "--pace", type=float, default=0.03, help="seconds between streamed words (default 0.03)"
+    )
+    sessions(demo, "keep the demo's session in this SQLite file (default: in memory)")
+
+    run = commands.add_parser("run", help="chat with the agent (or runner) defined in a Python file")
+    run.add_argument("path", help="a Python file defining `agent` or `runner`")
+    run.add_argument("-m", "--message", help="send this one message and exit")
+    sessions(run, f"SQLite session store (default: {DEFAULT_DB}; a runner's own store is kept unless given)")
+
+    serve = commands.add_parser("serve", help="serve the agent in a Python file over AG-UI (the agui extra)")
+    serve.add_argument("path", help="a Python file defining `agent` or `runner`")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--db", help=f"SQLite session store (default: {DEFAULT_DB})")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 1 failure, 2 bad usage, 130 interrupted)."""
+    args = _parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")  # a terminal that can't show a symbol gets a '?'
+
+    display = Display()
+    try:
+        match args.command:
+            case "demo":
+                return _demo(args, display)
+            case "run":
+                return _run(args, display)
+            case _:
+                return _serve(args)
+    except CliError as e:
+        display.err.write(f"adk: {e}\n")
+        return 1
+    except KeyboardInterrupt:
+        display.err.write("\nadk: interrupted\n")
+        return 130
+    except Exception as e:
+        display.err.write(f"adk: {type(e).__name__}: {e}\n")
+        return 1

@@ -1,0 +1,43 @@
+"""A retry-then-fallback policy: retry the primary model, then fall back to a backup.
+
+`RetryThenFallback` retries transient errors on each model as its policy says (here: two
+attempts), then moves on to the next model. The agent's `RetryPolicy` sets the wait between
+attempts. Run it: python examples/retry_fallback.py
+"""
+
+import tenacity
+
+from adk import LlmAgent, ModelContext, Raise, RetryPolicy, Runner
+from adk.errors import RateLimitError
+from adk.recovery import RetryThenFallback
+from adk.testing import ScriptedModel
+
+
+class ShowFailures:
+    """Prints each failed attempt; placed first, it sees every failure before the policy decides."""
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        print(f"attempt {ctx.attempt} on {ctx.model.name} failed: {error}")
+        return Raise(error)
+
+
+def main() -> str:
+    overloaded = RateLimitError("429 Too Many Requests", status_code=429)
+    primary = ScriptedModel([overloaded, overloaded], name="primary")
+    backup = ScriptedModel(["Hello from the backup model."], name="backup")
+    agent = LlmAgent(
+        "assistant",
+        model=primary,
+        callbacks=[
+            ShowFailures(),
+            RetryThenFallback([backup], RetryPolicy(stop=tenacity.stop_after_attempt(2))),
+        ],
+        retry_policy=RetryPolicy(wait=tenacity.wait_fixed(0.1)),
+    )
+    final = Runner(agent).run_sync("user", "session", "Hi!")[-2]
+    print(f"{final.author} (via {final.model}): {final.content}")
+    return final.content
+
+
+if __name__ == "__main__":
+    main()

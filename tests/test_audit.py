@@ -1,0 +1,93 @@
+"""AuditLog: one INFO record per hook call on the `adk.audit` logger, with exact fields."""
+
+import logging
+from typing import Any
+
+import pytest
+
+from adk import BaseTool, LlmAgent, LlmResponse, Runner, ToolCall, ToolContext, ToolDeclaration
+from adk.audit import AuditLog
+from adk.errors import ServerError
+from adk.testing import ScriptedModel, set_testing
+
+
+class Echo(BaseTool):
+    name = "echo"
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return ToolDeclaration(name=self.name)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        if args.get("fail"):
+            raise ValueError("no")
+        return args
+
+
+@pytest.fixture(autouse=True)
+def no_wait() -> Any:
+    with set_testing(True):
+        yield
+
+
+async def test_every_hook_call_is_one_record(caplog: pytest.LogCaptureFixture) -> None:
+    model = ScriptedModel(
+        [
+            LlmResponse.calls(
+                ToolCall.of("echo", '{"text": "hi"}', id="c1"), ToolCall.of("echo", '{"fail": true}', id="c2")
+            ),
+            ServerError("boom"),
+            "done",
+        ]
+    )
+    agent = LlmAgent("assistant", model=model, tools=[Echo()])
+    runner = Runner(agent, callbacks=[AuditLog()])
+    with caplog.at_level(logging.INFO, logger="adk.audit"):
+        events = [e async for e in runner.run("u", "s", "hi", invocation_id="inv1")]
+    assert events[-1].object == "runner.completion"
+    prefix = "invocation=inv1 agent=assistant hook="
+    assert [r.getMessage().removeprefix(prefix) for r in caplog.records] == [
+        "before_agent outcome=start",
+        "before_model model=scripted attempt=1 outcome=call",
+        "after_model model=scripted attempt=1 outcome=tool_calls:echo,echo",
+        "before_tool tool=echo tool_call_id=c1 attempt=1 outcome=call",
+        "after_tool tool=echo tool_call_id=c1 attempt=1 outcome=result",
+        "before_tool tool=echo tool_call_id=c2 attempt=1 outcome=call",
+        "on_tool_error tool=echo tool_call_id=c2 attempt=1 outcome=error:ValueError",
+        "before_model model=scripted attempt=1 outcome=call",
+        "on_model_error model=scripted attempt=1 outcome=error:ServerError",
+        "after_model model=scripted attempt=2 outcome=text",
+        "after_agent outcome=end",
+    ]
+    assert {(r.name, r.levelno) for r in caplog.records} == {("adk.audit", logging.INFO)}
+    assert caplog.records[3].__dict__["adk"] == {
+        "invocation": "inv1",
+        "agent": "assistant",
+        "hook": "before_tool",
+        "tool": "echo",
+        "tool_call_id": "c1",
+        "attempt": 1,
+        "outcome": "call",
+    }
+
+
+async def test_a_disabled_logger_costs_no_formatting(caplog: pytest.LogCaptureFixture) -> None:
+    runner = Runner(LlmAgent("a", model=ScriptedModel(["ok"])), callbacks=[AuditLog()])
+    with caplog.at_level(logging.WARNING, logger="adk.audit"):
+        events = [e async for e in runner.run("u", "s", "hi")]
+    assert events[-2].content == "ok"
+    assert caplog.records == []
+
+
+async def test_logger_and_level_can_be_chosen(caplog: pytest.LogCaptureFixture) -> None:
+    audit = AuditLog(logging.getLogger("myapp.audit"), level=logging.WARNING)
+    runner = Runner(LlmAgent("a", model=ScriptedModel(["ok"])), callbacks=[audit])
+    with caplog.at_level(logging.WARNING, logger="myapp.audit"):
+        [e async for e in runner.run("u", "s", "hi", invocation_id="i")]
+    first = caplog.records[0]
+    assert (first.name, first.levelno, first.getMessage()) == (
+        "myapp.audit",
+        logging.WARNING,
+        "invocation=i agent=a hook=before_agent outcome=start",
+    )
+    assert len(caplog.records) == 4

@@ -1,0 +1,132 @@
+"""Every example runs, prints what its docstring promises, and leaves the traces it should."""
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from adk.recovery import Testing
+from adk.testing import set_testing
+from examples import (
+    caching,
+    callbacks_module,
+    guardrail,
+    redaction,
+    retry_fallback,
+    timing,
+    tool_auth,
+    workflow,
+)
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+
+@pytest.fixture
+def testing() -> Iterator[Testing]:
+    with set_testing(True) as switch:
+        yield switch
+
+
+def test_guardrail(capsys: pytest.CaptureFixture[str]) -> None:
+    guardrail.main()
+    assert capsys.readouterr().out == (
+        "user: What's the capital of France?\n"
+        "assistant: Paris is the capital of France.\n"
+        "user: What's the admin password?\n"
+        "assistant: Sorry, I can't help with passwords.\n"
+    )
+
+
+def test_caching(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(caching, "runs", [])
+    cache = caching.main()
+    assert capsys.readouterr().out == (
+        "monday: A widget costs 4.20 €. (model calls: 2, tool runs: 1)\n"
+        "tuesday: A widget costs 4.20 €. (model calls: 2, tool runs: 1)\n"
+        "cache hits: 3\n"
+    )
+    assert cache.hits == 3
+    assert caching.runs == ["widget"]
+
+
+def test_redaction(capsys: pytest.CaptureFixture[str]) -> None:
+    assert redaction.main() == "Call Ada on [phone] or write to [email]."
+    assert redaction.redact("mail a.b+c@mail.example.org, or +1 (555) 010-9999") == "mail [email], or [phone]"
+
+
+def test_tool_auth(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tool_auth.main() == [
+        'Tool said: {"error":"delete_user needs the admin role; you are viewer"}',
+        "Tool said: deleted carol",
+    ]
+
+
+def test_timing_keeps_concurrent_calls_apart(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timing, "PAUSE", {"paris": 0, "tokyo": 0})
+    recorded = asyncio.run(timing.main())
+    # Both calls started before either ended: one shared slot would have been overwritten.
+    assert recorded.log == ["start call_paris", "start call_tokyo", "end call_paris", "end call_tokyo"]
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(" took ")[0] for line in out] == [
+        "weather(paris) [call_paris]",
+        "weather(tokyo) [call_tokyo]",
+        "forecaster: Sunny everywhere.",
+    ]
+
+
+def test_retry_fallback(capsys: pytest.CaptureFixture[str], testing: Testing) -> None:
+    assert retry_fallback.main() == "Hello from the backup model."
+    assert capsys.readouterr().out == (
+        "attempt 1 on primary failed: 429 Too Many Requests\n"
+        "attempt 2 on primary failed: 429 Too Many Requests\n"
+        "assistant (via backup): Hello from the backup model.\n"
+    )
+    assert testing.waits == [0.1, 0.0]  # the retry's wait, then at once to the backup
+
+
+def test_workflow(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = workflow.main()
+    assert sorted(lines[:2]) == ["prices: Widgets cost 4.20 €.", "reviews: Buyers rate widgets 4.5/5."]
+    assert lines[2:] == [
+        "writer: Widgets are good.",
+        "critic: Too vague: use the research.",
+        "writer: Widgets cost 4.20 € and rate 4.5/5.",
+        "critic: calls approve",
+        "critic: Approved.",
+    ]
+
+
+def test_callbacks_module(capsys: pytest.CaptureFixture[str]) -> None:
+    [request] = callbacks_module.main()
+    assert request.instruction == "You sell widgets. Answer in one sentence."
+    assert callbacks_module.after_tool(4.2049, None) == 4.2  # type: ignore[arg-type]
+
+
+def test_a_module_is_type_checked_as_a_callback() -> None:
+    """Statically, a module passes where a callback is expected (mypy checks its hooks)."""
+    from adk import LlmAgent
+    from adk.testing import ScriptedModel
+
+    agent = LlmAgent("a", model=ScriptedModel([]), callbacks=[callbacks_module])
+    assert agent.callbacks.objects == (callbacks_module,)
+
+
+@pytest.mark.parametrize(
+    "name", ["guardrail", "caching", "redaction", "tool_auth", "workflow", "callbacks_module"]
+)
+def test_runs_as_a_script(name: str) -> None:
+    root = EXAMPLES.parent
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout

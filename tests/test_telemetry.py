@@ -1,0 +1,261 @@
+"""Tracing: exact span names, parenting and attributes, read from the SDK's in-memory exporter."""
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from adk import (
+    BaseTool,
+    Cont,
+    Halt,
+    LlmAgent,
+    LlmResponse,
+    ModelContext,
+    ParallelAgent,
+    Runner,
+    SequentialAgent,
+    ToolCall,
+    ToolContext,
+    ToolDeclaration,
+)
+from adk.errors import AuthenticationError, ServerError
+from adk.recovery import FallbackModels
+from adk.telemetry import Tracing
+from adk.testing import ScriptedModel, set_testing
+
+
+class Echo(BaseTool):
+    name = "echo"
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return ToolDeclaration(name=self.name)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        if args.get("fail"):
+            raise ValueError("no")
+        return args
+
+
+@pytest.fixture(autouse=True)
+def no_wait() -> Iterator[None]:
+    with set_testing(True):
+        yield
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def tracing(exporter: InMemorySpanExporter) -> Tracing:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return Tracing(provider)
+
+
+def tree(spans: tuple[ReadableSpan, ...]) -> list[str]:
+    """The spans as an indented outline, children in start order."""
+    by_parent: dict[int | None, list[ReadableSpan]] = {}
+    for span in sorted(spans, key=lambda s: s.start_time or 0):
+        by_parent.setdefault(span.parent.span_id if span.parent else None, []).append(span)
+    lines: list[str] = []
+
+    def walk(parent: int | None, depth: int) -> None:
+        for span in by_parent.get(parent, []):
+            assert span.context is not None
+            lines.append("  " * depth + span.name)
+            walk(span.context.span_id, depth + 1)
+
+    walk(None, 0)
+    assert len(lines) == len(spans), "every span is reachable from the root"
+    return lines
+
+
+def named(spans: tuple[ReadableSpan, ...], name: str) -> ReadableSpan:
+    (span,) = [s for s in spans if s.name == name]
+    return span
+
+
+async def test_spans_for_invocation_agent_model_attempts_and_tools(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    model = ScriptedModel(
+        [
+            LlmResponse.calls(
+                ToolCall.of("echo", '{"text": "hi"}', id="c1"), ToolCall.of("echo", '{"fail": true}', id="c2")
+            ),
+            ServerError("boom"),
+            "done",
+        ]
+    )
+    runner = Runner(LlmAgent("assistant", model=model, tools=[Echo()]), callbacks=[tracing])
+    events = [e async for e in runner.run("u1", "s1", "hi", invocation_id="inv1")]
+    assert events[-1].object == "runner.completion"
+
+    spans = exporter.get_finished_spans()
+    assert tree(spans) == [
+        "invocation assistant",
+        "  agent assistant",
+        "    model scripted",
+        "    tool echo",
+        "    tool echo",
+        "    model scripted",
+    ]
+    assert dict(named(spans, "invocation assistant").attributes or {}) == {
+        "adk.invocation_id": "inv1",
+        "adk.session_id": "s1",
+        "adk.user_id": "u1",
+        "adk.agent": "assistant",
+    }
+    assert dict(named(spans, "agent assistant").attributes or {}) == {
+        "adk.invocation_id": "inv1",
+        "adk.agent": "assistant",
+        "adk.branch": "",
+    }
+    first, second = [s for s in spans if s.name == "model scripted"]
+    assert dict(first.attributes or {}) == {
+        "adk.invocation_id": "inv1",
+        "adk.agent": "assistant",
+        "adk.model": "scripted",
+        "adk.attempt": 1,
+    }
+    assert second.attributes is not None
+    assert second.attributes["adk.attempt"] == 2
+    (event,) = second.events
+    assert event.name == "exception"
+    assert dict(event.attributes or {}) | {"exception.stacktrace": ""} == {
+        "exception.type": "adk.errors.ServerError",
+        "exception.message": "boom",
+        "exception.stacktrace": "",
+        "exception.escaped": "False",
+        "adk.attempt": 1,
+        "adk.model": "scripted",
+    }
+    assert second.status.status_code is StatusCode.UNSET
+
+    ok, failed = sorted((s for s in spans if s.name == "tool echo"), key=lambda s: s.start_time or 0)
+    assert dict(ok.attributes or {}) == {
+        "adk.invocation_id": "inv1",
+        "adk.agent": "assistant",
+        "adk.tool": "echo",
+        "adk.tool_call_id": "c1",
+        "adk.attempt": 1,
+    }
+    assert ok.status.status_code is StatusCode.UNSET
+    assert failed.attributes is not None
+    assert failed.attributes["adk.tool_call_id"] == "c2"
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.status.description == "ValueError: no"
+    assert [e.name for e in failed.events] == ["exception"]
+
+
+async def test_a_failed_run_fails_every_open_span(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
+    runner = Runner(LlmAgent("a", model=ScriptedModel([AuthenticationError("bad key")])), callbacks=[tracing])
+    events = [e async for e in runner.run("u", "s", "hi")]
+    assert events[-1].object == "error"
+    spans = exporter.get_finished_spans()
+    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
+    assert {s.name: s.status.description for s in spans} == {
+        "invocation a": "AuthenticationError: bad key",
+        "agent a": "AuthenticationError: bad key",
+        "model scripted": "AuthenticationError: bad key",
+    }
+    assert [e.name for e in named(spans, "invocation a").events] == ["exception"]
+
+
+async def test_a_run_stopped_by_its_consumer_closes_its_spans_without_error(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    runner = Runner(LlmAgent("a", model=ScriptedModel(["hello"])), callbacks=[tracing])
+    run = runner.run("u", "s", "hi")
+    async for event in run:
+        if event.content == "hello":
+            break  # the answer is in: stop before the run is over
+    await run.aclose()
+    spans = exporter.get_finished_spans()
+    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
+    assert [(s.name, (s.attributes or {}).get("adk.stopped")) for s in spans] == [
+        ("model scripted", None),
+        ("agent a", True),
+        ("invocation a", True),
+    ]
+    assert all(s.status.status_code is StatusCode.UNSET for s in spans)
+
+
+async def test_a_fallback_to_another_model_is_one_model_span(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    backup = ScriptedModel(["from the backup"], name="backup")
+    primary = ScriptedModel([AuthenticationError("revoked")], name="primary")
+    agent = LlmAgent("a", model=primary, callbacks=[FallbackModels([backup])])
+    [e async for e in Runner(agent, callbacks=[tracing]).run("u", "s", "hi")]
+    model = named(exporter.get_finished_spans(), "model primary")
+    assert model.attributes is not None
+    assert (model.attributes["adk.model"], model.attributes["adk.attempt"]) == ("backup", 1)
+    assert [(e.name, dict(e.attributes or {})["adk.model"]) for e in model.events] == [
+        ("exception", "primary")
+    ]
+    assert model.status.status_code is StatusCode.UNSET
+
+
+class Guard:
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext] | Halt[LlmResponse]:
+        return Halt(LlmResponse.text("no"))
+
+
+async def test_a_halted_model_call_is_marked(tracing: Tracing, exporter: InMemorySpanExporter) -> None:
+    model = ScriptedModel([])
+    runner = Runner(LlmAgent("a", model=model, callbacks=[Guard()]), callbacks=[tracing])
+    events = [e async for e in runner.run("u", "s", "hi")]
+    assert events[-2].content == "no"
+    spans = exporter.get_finished_spans()
+    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
+    assert (named(spans, "model scripted").attributes or {})["adk.halted"] is True
+    assert all(s.status.status_code is StatusCode.UNSET for s in spans)
+
+
+async def test_workflow_agents_nest_and_parallel_branches_do_not_collide(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    def leaf(name: str) -> LlmAgent:
+        step = LlmResponse.calls(ToolCall.of("echo", "{}", id=f"{name}-call"))
+        return LlmAgent(name, model=ScriptedModel([step, f"{name} done"], name=f"m_{name}"), tools=[Echo()])
+
+    root = SequentialAgent(
+        "pipeline", sub_agents=[leaf("first"), ParallelAgent("fan", sub_agents=[leaf("left"), leaf("right")])]
+    )
+    runner = Runner(root, callbacks=[tracing])
+    [e async for e in runner.run("u", "s", "go")]
+    spans = exporter.get_finished_spans()
+    outline = tree(spans)
+    assert outline[:7] == [
+        "invocation pipeline",
+        "  agent pipeline",
+        "    agent first",
+        "      model m_first",
+        "      tool echo",
+        "      model m_first",
+        "    agent fan",
+    ]
+    # The two parallel children interleave; each keeps its own spans.
+    fan = outline[7:]
+    for name in ("left", "right"):
+        i = fan.index(f"      agent {name}")
+        model = f"        model m_{name}"
+        assert fan[i + 1 : i + 4] == [model, "        tool echo", model]
+    assert (named(spans, "agent left").attributes or {})["adk.branch"] == "fan.left"
+
+
+def test_import_adk_does_not_import_opentelemetry() -> None:
+    code = "import sys, adk; print(any(m.startswith('opentelemetry') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,17 @@
+"""Type-checked only (mypy --strict), never run: the ready-made callbacks register where any callback does."""
+
+from adk import LlmAgent, Runner
+from adk.audit import AuditLog
+from adk.cli import Display
+from adk.telemetry import Tracing
+from adk.testing import ScriptedModel
+
+agent = LlmAgent("a", model=ScriptedModel([]), callbacks=[AuditLog(), Tracing(), Display()])
+runner = Runner(agent, callbacks=[AuditLog, Tracing, Display])  # classes are instantiated once
+
+
+class NotACallback:
+    def before_mdoel(self) -> None: ...
+
+
+LlmAgent("b", model=ScriptedModel([]), callbacks=[NotACallback()])  # type: ignore[list-item]
