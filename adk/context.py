@@ -7,6 +7,7 @@ mutable objects reached through the context.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterator, MutableMapping
 from contextvars import ContextVar
@@ -102,7 +103,6 @@ class Invocation:
         "_hooks",
         "_on_end",
         "_outer",
-        "_recovery",
         "_run_callbacks",
         "_tool_retries",
         "_values",
@@ -142,7 +142,6 @@ class Invocation:
             retry_policy = RetryPolicy()
         self.retry_policy = retry_policy
         """The runner's retry policy; an agent's own policy takes precedence."""
-        self._recovery: dict[int, Callbacks] = {}
         self._outer = runner_callbacks
         self._run_callbacks = run_callbacks
         self._hooks: dict[int, Callbacks] = {}
@@ -154,10 +153,11 @@ class Invocation:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
         hooks = self._hooks.get(id(agent))
         if hooks is None:
-            hooks = Callbacks.of(())
-            for part in (self._outer, agent.callbacks, self._run_callbacks):
-                if part:
-                    hooks = hooks + part
+            hooks = agent.callbacks
+            if self._outer:
+                hooks = self._outer + hooks
+            if self._run_callbacks:
+                hooks = hooks + self._run_callbacks
             self._hooks[id(agent)] = hooks
         return hooks
 
@@ -168,10 +168,7 @@ class Invocation:
 
     def recovery_for(self, policy: RetryPolicy) -> Callbacks:
         """`policy` as the callback that ends every error chain."""
-        recovery = self._recovery.get(id(policy))
-        if recovery is None:
-            recovery = self._recovery[id(policy)] = Callbacks.of([policy])
-        return recovery
+        return _policy_callbacks(policy)
 
     def end_invocation(self) -> None:
         """No further model calls or agents run in this invocation."""
@@ -204,6 +201,12 @@ class Invocation:
 
     def __repr__(self) -> str:
         return f"Invocation({self.invocation_id!r}, session={self.session.id!r}, ended={self.ended})"
+
+
+@functools.lru_cache(maxsize=64)
+def _policy_callbacks(policy: RetryPolicy) -> Callbacks:
+    # Resolved once per policy: registration inspects the object, far too slow for every run.
+    return Callbacks.of([policy])
 
 
 _current_invocation: ContextVar[Invocation] = ContextVar("adk_invocation")

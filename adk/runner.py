@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncGenerator, Iterable
-from contextlib import aclosing, suppress
 
 from adk.agents.base import BaseAgent
 from adk.callbacks.protocols import AnyCallback
@@ -17,6 +17,19 @@ from adk.sessions.base import SessionService
 from adk.sessions.memory import InMemorySessionService
 
 __all__ = ["Runner"]
+
+_NO_CALLBACKS = Callbacks((), {})
+
+
+class _Claim:
+    """A run's hold on its session, through a weak reference to the run's iterator.
+
+    An iterator the caller dropped (a plain `break`) frees the session at once, although asyncio
+    closes the generator only later.
+    """
+
+    __slots__ = ("run",)
+    run: weakref.ref[AsyncGenerator[Event, None]]
 
 
 class Runner:
@@ -38,9 +51,9 @@ class Runner:
         self.session_service: SessionService = session_service or InMemorySessionService()
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or RetryPolicy()
-        self._active: set[tuple[str, str]] = set()
+        self._active: dict[tuple[str, str], _Claim] = {}
 
-    async def run(
+    def run(
         self,
         user_id: str,
         session_id: str,
@@ -55,16 +68,32 @@ class Runner:
         Complete events are stored in the session before they are yielded; partial (streamed)
         ones are only yielded. An error that ends the run is yielded (and stored) as a final
         `error` event rather than raised. Stop iterating at any time: the run stops, pending tool
-        calls are cancelled, and what was stored stays. A second run on a session that is
-        already running raises `SessionBusyError`.
+        calls are cancelled, and what was stored stays. Iterating a run on a session whose run is
+        still going (its iterator neither exhausted, closed nor dropped) raises `SessionBusyError`.
         """
-        key = (user_id, session_id)
-        if key in self._active:
-            raise SessionBusyError(f"session {session_id!r} of user {user_id!r} is already running")
-        run_callbacks = Callbacks.of(callbacks)  # registration errors surface before anything runs
-        self._active.add(key)
+        # registration errors surface here, before anything runs
+        run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
+        claim = _Claim()
+        events = self._run(claim, (user_id, session_id), message, run_callbacks, stream, invocation_id)
+        claim.run = weakref.ref(events)
+        return events
+
+    async def _run(
+        self,
+        claim: _Claim,
+        key: tuple[str, str],
+        message: str | Message,
+        callbacks: Callbacks,
+        stream: bool,
+        invocation_id: str | None,
+    ) -> AsyncGenerator[Event, None]:
+        active = self._active.get(key)
+        if active is not None and active.run() is not None:
+            raise SessionBusyError(f"session {key[1]!r} of user {key[0]!r} is already running")
+        self._active[key] = claim
         try:
-            session = await self.session_service.get_or_create(user_id, session_id)
+            store = self.session_service
+            session = await store.get_or_create(*key)
             if isinstance(message, str):
                 message = Message.user(message)
             invocation = Invocation(
@@ -72,63 +101,65 @@ class Runner:
                 session,
                 message,
                 runner_callbacks=self.callbacks,
-                run_callbacks=run_callbacks,
+                run_callbacks=callbacks,
                 stream=stream,
                 retry_policy=self.retry_policy,
             )
-            token = _current_invocation.set(invocation)
             try:
-                async with aclosing(self._events(invocation)) as events:
-                    async for event in events:
-                        yield event
-            except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
-                invocation._end(stopped)
-                raise
-            finally:
-                # ValueError: finalised from another context (the consumer dropped the iterator)
-                with suppress(ValueError):
-                    _current_invocation.reset(token)
-        finally:
-            self._active.discard(key)
+                inv_id = invocation.invocation_id
+                first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                await store.append_event(session, first)
+                yield first
 
-    async def _events(self, invocation: Invocation) -> AsyncGenerator[Event, None]:
-        store = self.session_service
-        session = invocation.session
-        first = Event.new(
-            invocation.invocation_id, "user", choices=[Choice(message=invocation.message)], done=True
-        )
-        await store.append_event(session, first)
-        yield first
-        try:
-            async with aclosing(self.agent.run(invocation)) as events:
-                async for event in events:
-                    if not event.is_partial:
-                        if invocation.state.has_delta:
-                            event.actions.state_delta.update(invocation.state.take_delta())
-                        await store.append_event(session, event)
+                failure: Exception | None = None
+                state = invocation.state
+                # current_invocation() is set around each step of the agent only: the consumer's
+                # context is not left pointing at this run, and runs interleaved in one task each
+                # see their own.
+                events = self.agent.run(invocation)
+                try:
+                    while True:
+                        token = _current_invocation.set(invocation)
+                        try:
+                            event = await anext(events)
+                        except StopAsyncIteration:
+                            break
+                        except Exception as error:
+                            failure = error
+                            break
+                        finally:
+                            _current_invocation.reset(token)
+                        if not event.is_partial:
+                            if state.has_delta:
+                                event.actions.state_delta.update(state.take_delta())
+                            await store.append_event(session, event)
+                        yield event
+                finally:
+                    await events.aclose()  # closes every agent below now, cancelling their tool tasks
+
+                author = self.agent.name
+                if failure is not None:
+                    location = where(failure) or f"agent:{author}"
+                    event = Event.from_error(inv_id, author, failure, where=location)
+                    if state.has_delta:
+                        event.actions.state_delta = state.take_delta()
+                    await store.append_event(session, event)
+                    invocation._end(failure)
                     yield event
-        except Exception as error:
-            failure = Event.from_error(
-                invocation.invocation_id,
-                self.agent.name,
-                error,
-                where=where(error) or f"agent:{self.agent.name}",
-            )
-            if invocation.state.has_delta:
-                failure.actions.state_delta = invocation.state.take_delta()
-            await store.append_event(session, failure)
-            invocation._end(error)
-            yield failure
-            return
-        if invocation.state.has_delta:
-            update = Event.new(invocation.invocation_id, self.agent.name, object=ObjectType.STATE_UPDATE)
-            update.actions.state_delta = invocation.state.take_delta()
-            await store.append_event(session, update)
-            yield update
-        invocation._end(None)
-        yield Event.new(
-            invocation.invocation_id, self.agent.name, object=ObjectType.RUNNER_COMPLETION, done=True
-        )
+                    return
+                if state.has_delta:
+                    event = Event.new(inv_id, author, object=ObjectType.STATE_UPDATE)
+                    event.actions.state_delta = state.take_delta()
+                    await store.append_event(session, event)
+                    yield event
+                invocation._end(None)
+                yield Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+            except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
+                invocation._end(stopped)  # does nothing once the run has ended
+                raise
+        finally:
+            if self._active.get(key) is claim:
+                del self._active[key]
 
     def run_sync(
         self,

@@ -252,7 +252,7 @@ async def test_workflow_agents_nest_and_parallel_branches_do_not_collide(
         i = fan.index(f"      agent {name}")
         model = f"        model m_{name}"
         assert fan[i + 1 : i + 4] == [model, "        tool echo", model]
-    assert (named(spans, "agent left").attributes or {})["adk.branch"] == "left"
+    assert (named(spans, "agent left").attributes or {})["adk.branch"] == "fan.left"
 
 
 def test_import_adk_does_not_import_opentelemetry() -> None:

@@ -16,6 +16,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Halt
 from adk.context import AgentContext, Invocation
+from adk.errors import locate
 from adk.events import Choice, Event, Message, ObjectType
 
 __all__ = ["BaseAgent"]
@@ -64,23 +65,29 @@ class BaseAgent(ABC):
                 yield self._state_event(ctx)
 
         output: Message | None = None
-        async for event in self._run_body(ctx):
-            if not event.author:
-                event.author = self.name
-            if invocation.escalated and not event.is_partial:
-                event.actions.escalate = True
-                invocation.escalated = False
-            message = event.message
-            if message is not None and message.role == "assistant" and not event.is_partial:
-                output = message
-            yield event
+        body = self._run_body(ctx)
+        try:
+            async for event in body:
+                if not event.author:
+                    event.author = self.name
+                if invocation.escalated and not event.is_partial:
+                    _carry_escalation(invocation, event)
+                message = event.message
+                if message is not None and message.role == "assistant" and not event.is_partial:
+                    output = message
+                yield event
+        except Exception as error:
+            locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
+            raise
+        finally:
+            await body.aclose()  # closes a workflow's children (and their tool tasks) now
 
         if invocation.ended or not hooks.get("after_agent"):
             return
         replaced = await run_after(hooks, "after_agent", output, ctx)
         if replaced is not None and replaced is not output:
             yield self._final_event(ctx, replaced)
-        if invocation.state.has_delta:
+        if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
 
     @abstractmethod
@@ -89,15 +96,25 @@ class BaseAgent(ABC):
 
     def _final_event(self, ctx: AgentContext, content: Message | str) -> Event:
         message = Message.assistant(content) if isinstance(content, str) else content
-        return Event.new(
+        event = Event.new(
             ctx.invocation_id,
             self.name,
             branch=ctx.branch,
             choices=[Choice(message=message, finish_reason="stop")],
             done=True,
         )
+        return _carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:
+        """The state changes (and an escalation) of this agent's callbacks, as their own event."""
         event = Event.new(ctx.invocation_id, self.name, branch=ctx.branch, object=ObjectType.STATE_UPDATE)
         event.actions.state_delta = ctx.state.take_delta()
-        return event
+        return _carry_escalation(ctx.invocation, event)
+
+
+def _carry_escalation(invocation: Invocation, event: Event) -> Event:
+    """Put a pending `escalate()` on `event`, where an enclosing `LoopAgent` sees it."""
+    if invocation.escalated:
+        event.actions.escalate = True
+        invocation.escalated = False
+    return event

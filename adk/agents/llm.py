@@ -7,8 +7,7 @@ inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 from adk.agents.base import BaseAgent
@@ -58,6 +57,20 @@ class _MissingTool(BaseTool):
         raise self.error()
 
 
+async def _close(stream: AsyncIterator[LlmResponse]) -> None:
+    """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def _interrupted(calls: dict[str, str]) -> list[Message]:
+    return [
+        Message.tool("Error: the run was stopped before this call returned", tool_call_id=i, name=name)
+        for i, name in calls.items()
+    ]
+
+
 class LlmAgent(BaseAgent):
     """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
 
@@ -91,27 +104,49 @@ class LlmAgent(BaseAgent):
         self.max_iterations = max_iterations
         self.retry_policy = retry_policy
         self._declarations = [t.declaration for t in made]
+        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
+        """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
 
     def _history(self, ctx: AgentContext) -> list[Message]:
-        """The messages this agent sees: the session's, on its branch or an ancestor's."""
+        """The messages this agent sees: the session's, on its branch or an ancestor's.
+
+        A tool call left without a result (the caller stopped the run while it ran) gets an error
+        result here, since chat APIs refuse a tool call that is never answered.
+        """
         branch = ctx.branch
-        messages = []
+        messages: list[Message] = []
+        unanswered: dict[str, str] = {}
         for event in ctx.invocation.session.events:
-            if event.is_partial or event.error is not None:
+            if event.is_partial:
                 continue
             b = event.branch
             if b and b != branch and not branch.startswith(b + "."):
                 continue
             for choice in event.choices:
-                if choice.message is not None:
-                    messages.append(choice.message)
+                message = choice.message
+                if message is None:
+                    continue
+                if message.role == "tool":
+                    unanswered.pop(message.tool_call_id or "", None)
+                else:
+                    if unanswered:
+                        messages.extend(_interrupted(unanswered))
+                        unanswered = {}
+                    if message.tool_calls:
+                        unanswered = {c.id: c.function.name for c in message.tool_calls}
+                messages.append(message)
         return messages
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         invocation = ctx.invocation
         hooks = invocation.hooks_for(self)
         policy = self.retry_policy or invocation.retry_policy
-        recovery = hooks + invocation.recovery_for(policy)
+        cached = self._recovery
+        if cached is not None and cached[0] is hooks and cached[1] is policy:
+            recovery = cached[2]
+        else:  # concatenating on every run would cost more than the callbacks themselves
+            recovery = hooks + invocation.recovery_for(policy)
+            self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
         for _ in range(self.max_iterations):
             if invocation.ended:
@@ -123,15 +158,19 @@ class LlmAgent(BaseAgent):
                 stream=invocation.stream,
             )
             response: LlmResponse | None = None
-            async for item in self._call_model(ctx, request, recovery, policy):
-                if isinstance(item, Event):
-                    yield item
-                else:
-                    response = item
+            envelope = self._call_model(ctx, request, recovery, policy)
+            try:
+                async for item in envelope:
+                    if isinstance(item, Event):
+                        yield item
+                    else:
+                        response = item
+            finally:
+                await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             assert response is not None
-            event = Event.from_response(ctx.invocation_id, self.name, response, branch=ctx.branch)
-            event.is_partial = False
-            yield event
+            yield Event.from_response(
+                ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
+            )
             if response.message is not None:
                 messages.append(response.message)
             calls = response.tool_calls
@@ -162,12 +201,16 @@ class LlmAgent(BaseAgent):
             streamed = False
             response: LlmResponse | None = None
             try:
-                async for chunk in mctx.model.generate(mctx.request):
-                    if chunk.is_partial:
-                        streamed = True
-                        yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
-                    else:
-                        response = chunk
+                stream = mctx.model.generate(mctx.request)
+                try:
+                    async for chunk in stream:
+                        if chunk.is_partial:
+                            streamed = True
+                            yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
+                        else:
+                            response = chunk
+                finally:
+                    await _close(stream)
                 if response is None:
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
                 break
@@ -223,7 +266,8 @@ class LlmAgent(BaseAgent):
             try:
                 if tool is None:
                     raise _MissingTool(name, self.tools).error()
-                tctx = dataclasses.replace(tctx, args=parse_arguments(name, call.function.arguments))
+                args = parse_arguments(name, call.function.arguments)
+                tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)  # replace() is slow
             except (ToolArgumentsError, ToolNotFoundError) as e:
                 error = e
             if error is None:

@@ -33,7 +33,7 @@ class SequentialAgent(BaseAgent):
 
 
 class ParallelAgent(BaseAgent):
-    """Runs its sub-agents concurrently, each on its own branch (`<branch>.<child name>`).
+    """Runs its sub-agents concurrently, each on its own branch (`<branch>.<this name>.<child name>`).
 
     Events are yielded as they come. If one child fails, the others are cancelled and the error
     ends the invocation.
@@ -43,7 +43,7 @@ class ParallelAgent(BaseAgent):
         queue: asyncio.Queue[Event | Exception | None] = asyncio.Queue()
 
         async def pump(agent: BaseAgent) -> None:
-            branch = f"{ctx.branch}.{agent.name}" if ctx.branch else agent.name
+            branch = f"{ctx.branch}.{self.name}.{agent.name}" if ctx.branch else f"{self.name}.{agent.name}"
             try:
                 async for event in _relay(agent, ctx, branch):
                     await queue.put(event)

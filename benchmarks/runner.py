@@ -1,0 +1,248 @@
+"""Framework overhead of the runtime: workloads S1-S4 of DESIGN §7 with a model that answers at once.
+
+Run from the project root: `python -m benchmarks.runner` (`--quick` for a smoke run, `--profile S2`
+to print where the time goes). Prints medians of CPU time per invocation (steadier than wall time
+on a shared machine), S4's wall time, and this machine's speed against DESIGN's per-hook floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import AsyncIterator
+from typing import Any
+
+from adk import (
+    AgentContext,
+    BaseTool,
+    Cont,
+    LlmAgent,
+    LlmRequest,
+    LlmResponse,
+    Message,
+    ModelContext,
+    Raise,
+    Runner,
+    ToolCall,
+    ToolContext,
+    ToolDeclaration,
+)
+from adk.sessions import InMemorySessionService
+
+TEXT = LlmResponse.text("hello")
+CALL = LlmResponse.calls(ToolCall.of("noop", "{}", id="call_1"))
+
+
+class InstantModel:
+    """Answers at once with a prebuilt response: a tool call for a user turn (S2) or text."""
+
+    name = "instant"
+
+    def __init__(self, use_tool: bool) -> None:
+        self.use_tool = use_tool
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        if self.use_tool and request.messages[-1].role == "user":
+            yield CALL
+        else:
+            yield TEXT
+
+
+class NoopTool(BaseTool):
+    name = "noop"
+    declaration = ToolDeclaration(name="noop")
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        return "ok"
+
+
+class Noop:
+    """A no-op callback on every hook; counts its calls."""
+
+    calls = 0
+
+    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
+        Noop.calls += 1
+        return Cont(ctx)
+
+    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
+        Noop.calls += 1
+        return output
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        Noop.calls += 1
+        return Cont(ctx)
+
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        Noop.calls += 1
+        return response
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        return Raise(error)
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+        Noop.calls += 1
+        return Cont(ctx)
+
+    def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        Noop.calls += 1
+        return result
+
+    def on_tool_error(self, error: Exception, ctx: ToolContext) -> Raise:
+        return Raise(error)
+
+
+def make_runner(workload: str) -> Runner:
+    tool = workload != "S1"
+    callbacks = [Noop(), Noop(), Noop()] if workload == "S3" else []
+    agent = LlmAgent(
+        "bench",
+        model=InstantModel(use_tool=tool),
+        tools=[NoopTool()] if tool else [],
+        callbacks=callbacks,
+    )
+    return Runner(agent, session_service=InMemorySessionService())
+
+
+async def one_run(runner: Runner, session_id: str) -> None:
+    async for _ in runner.run("u", session_id, "hi"):
+        pass
+
+
+async def per_invocation_us(workload: str, n: int, rounds: int) -> float:
+    """Median CPU µs per invocation over `rounds` rounds of `n` sequential runs, each on a new session."""
+    results = []
+    for r in range(rounds):
+        runner = make_runner(workload)
+        gc.collect()
+        start = time.process_time()
+        for i in range(n):
+            await one_run(runner, f"{r}-{i}")
+        results.append((time.process_time() - start) / n * 1e6)
+    return statistics.median(results)
+
+
+def floor_us() -> float:
+    """DESIGN §7's per-hook floor measured here: call a sync hook, check for `Cont`, thread the context."""
+
+    class Hook:
+        def before_model(self, ctx: int) -> Cont[int]:
+            return Cont(ctx)
+
+    hooks = [Hook().before_model for _ in range(3)]
+
+    def chain(ctx: int) -> int:
+        for hook in hooks:
+            result = hook(ctx)
+            if type(result) is Cont:
+                ctx = result.ctx
+        return ctx
+
+    n = 100_000
+    runs = []
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(n):
+            chain(1)
+        runs.append((time.process_time() - start) / n / 3 * 1e6)
+    return min(runs)
+
+
+RUNNERS: list[Runner] = []
+
+
+async def s4(n: int = 1000) -> float:
+    runner = make_runner("S2")
+    RUNNERS.append(runner)  # keeps the sessions alive for the memory measurement
+    gc.collect()
+    start = time.perf_counter()
+    await asyncio.gather(*(one_run(runner, str(i)) for i in range(n)))
+    return (time.perf_counter() - start) * 1e3
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def s4_memory() -> tuple[float, float, float]:
+    """Wall ms, RSS growth MiB (the 1,000 sessions still held) and tracemalloc peak MiB of S4."""
+    asyncio.run(s4(50))  # warm up imports and caches
+    gc.collect()
+    before = rss_mib()
+    wall = asyncio.run(s4())
+    rss = rss_mib() - before
+    tracemalloc.start()
+    asyncio.run(s4())
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return wall, rss, peak
+
+
+def in_subprocess(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def import_ms(rounds: int) -> float:
+    code = "import time; t = time.perf_counter(); import adk; print((time.perf_counter() - t) * 1e3)"
+    return statistics.median(float(in_subprocess(code)) for _ in range(rounds))
+
+
+def profile(workload: str, n: int) -> None:
+    runner = make_runner(workload)
+
+    async def many() -> None:
+        for i in range(n):
+            await one_run(runner, str(i))
+
+    profiler = cProfile.Profile()
+    profiler.runcall(asyncio.run, many())
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="few iterations: a smoke test")
+    parser.add_argument("--profile", choices=["S1", "S2", "S3"], help="profile a workload instead")
+    args = parser.parse_args()
+    # 1,000 runs a round: more would grow the in-memory store enough to time the garbage collector
+    n, rounds = (200, 3) if args.quick else (1000, 15)
+    if args.profile:
+        profile(args.profile, n)
+        return
+
+    def measure(workload: str) -> float:
+        return asyncio.run(per_invocation_us(workload, n, rounds))
+
+    floor = floor_us()
+    print(f"this machine: per-hook floor {floor:.2f} µs, DESIGN's 0.23: scale targets by {floor / 0.23:.1f}")
+    measure("S2")  # warm up
+    s1, s2 = measure("S1"), measure("S2")
+    Noop.calls = 0
+    asyncio.run(one_run(make_runner("S3"), "count"))
+    hook_calls = Noop.calls
+    s3 = measure("S3")
+    per_callback = (s3 - s2) / hook_calls
+    print(f"S1 one text turn:            {s1:8.1f} µs/invocation (target ≤ 15)")
+    print(f"S2 model → tool → model:     {s2:8.1f} µs/invocation (target ≤ 40)")
+    print(f"S3 S2 + 3 no-op callbacks:   {s3:8.1f} µs/invocation")
+    print(f"   per callback call:        {per_callback:8.2f} µs, {hook_calls} a run (target ≤ 1.5 x floor)")
+    code = "import benchmarks.runner as b; print(*b.s4_memory())"
+    wall, rss, peak = (float(x) for x in in_subprocess(code).split())
+    print(f"S4 1,000 S2 runs at once:    {wall:8.1f} ms wall (target ≤ 60)")
+    print(f"   memory:                   {rss:8.1f} MiB RSS growth, {peak:.1f} MiB traced peak (target ≤ 15)")
+    print(f"import adk:                  {import_ms(rounds):8.1f} ms (target ≤ 150)")
+
+
+if __name__ == "__main__":
+    main()

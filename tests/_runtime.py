@@ -1,0 +1,139 @@
+"""Shared fakes for the runtime tests: a hook recorder, small tools, and event summaries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from adk.callbacks.results import Cont
+from adk.context import AgentContext, ModelContext, ToolContext
+from adk.errors import ToolArgumentsError
+from adk.events import Event, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
+from adk.models.base import LlmRequest
+from adk.runner import Runner
+from adk.tools import BaseTool
+
+
+class Recorder:
+    """A callback on every model-free hook that appends `(label, hook, detail)` to a shared trace."""
+
+    def __init__(self, label: str, trace: list[tuple[str, ...]]) -> None:
+        self.label = label
+        self.trace = trace
+
+    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
+        self.trace.append((self.label, "before_agent", ctx.agent.name))
+        return Cont(ctx)
+
+    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
+        self.trace.append((self.label, "after_agent", ctx.agent.name))
+        return output
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        self.trace.append((self.label, "before_model", ctx.agent.name))
+        return Cont(ctx)
+
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        self.trace.append((self.label, "after_model", ctx.agent.name))
+        return response
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+        self.trace.append((self.label, "before_tool", ctx.tool.name))
+        return Cont(ctx)
+
+    def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        self.trace.append((self.label, "after_tool", ctx.tool.name))
+        return result
+
+
+class Tool(BaseTool):
+    """A tool whose behaviour is a plain async function of its arguments and context."""
+
+    def __init__(self, name: str, fn: Any = None) -> None:
+        self.name = name
+        self._fn = fn
+        self.calls: list[dict[str, Any]] = []
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return ToolDeclaration(name=self.name, description=f"the {self.name} tool")
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        self.calls.append(args)
+        if self._fn is None:
+            return {"echo": args}
+        result = self._fn(args, ctx)
+        if asyncio.iscoroutine(result):
+            result = await result
+        return result
+
+
+class StrictTool(Tool):
+    """A tool that needs an integer `n`: its `validate` names each bad argument."""
+
+    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        problems = []
+        if "n" not in args:
+            problems.append("n: field required")
+        elif not isinstance(args["n"], int):
+            problems.append(f"n: expected an integer, got {args['n']!r}")
+        problems += [f"{k}: unexpected argument" for k in args if k != "n"]
+        if problems:
+            raise ToolArgumentsError(self.name, problems)
+        return dict(args)
+
+
+def reply(request: LlmRequest) -> str:
+    """A model step that answers the last message, so a script need not know the call order."""
+    return f"re: {request.messages[-1].content}"
+
+
+def call(name: str, id: str, **args: Any) -> ToolCall:
+    return ToolCall.of(name, json.dumps(args), id=id)
+
+
+def calls(*tool_calls: ToolCall) -> LlmResponse:
+    return LlmResponse.calls(*tool_calls)
+
+
+def summary(event: Event) -> tuple[Any, ...]:
+    """An event in a few words: kind, author, and what it says."""
+    match event.object:
+        case ObjectType.CHAT_COMPLETION:
+            message = event.message
+            assert message is not None
+            if message.tool_calls:
+                return (
+                    "model",
+                    event.author,
+                    message.content,
+                    [(c.function.name, c.function.arguments) for c in message.tool_calls],
+                )
+            return ("model", event.author, message.content)
+        case ObjectType.CHAT_COMPLETION_CHUNK:
+            delta = event.delta
+            assert delta is not None
+            return ("chunk", event.author, delta.content)
+        case ObjectType.TOOL_RESPONSE:
+            message = event.message
+            assert message is not None
+            return ("tool", event.author, message.name, message.tool_call_id, message.content)
+        case ObjectType.STATE_UPDATE:
+            return ("state", event.author, event.actions.state_delta)
+        case ObjectType.ERROR:
+            assert event.error is not None
+            return ("error", event.author, event.error.type, event.error.where)
+        case ObjectType.RUNNER_COMPLETION:
+            return ("done", event.author)
+        case _:
+            return (event.object, event.author)
+
+
+async def run(runner: Runner, message: str = "hi", session: str = "s", **kw: Any) -> list[Event]:
+    return [e async for e in runner.run("u", session, message, **kw)]
+
+
+async def shapes(runner: Runner, message: str = "hi", session: str = "s", **kw: Any) -> list[tuple[Any, ...]]:
+    return [summary(e) for e in await run(runner, message, session, **kw)]
