@@ -1,7 +1,9 @@
 """adk: an agent development kit with a typed, Elixir-style callback system and error recovery."""
 
+import importlib
+import typing
+
 from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
-from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -68,8 +70,12 @@ from adk.events import (
 from adk.models.base import LlmRequest, Model
 from adk.recovery import RetryPolicy, is_transient
 from adk.runner import Runner
-from adk.sessions import InMemorySessionService, Session, SessionService, SqliteSessionService
+from adk.sessions import InMemorySessionService, Session, SessionService
 from adk.tools import BaseTool, FunctionTool, tool
+
+if typing.TYPE_CHECKING:
+    from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
+    from adk.sessions.sqlite import SqliteSessionService
 
 __all__ = [
     "AdkError",
@@ -149,3 +155,26 @@ __all__ = [
     "run_on_error",
     "tool",
 ]
+
+# Loaded on first use, so that `import adk` stays cheap: AG-UI translation is an optional extra,
+# and the SQLite store (with sqlite3) is one choice of store among others.
+_LAZY = {
+    "AfterTranslate": "adk.agui",
+    "BeforeTranslate": "adk.agui",
+    "TranslateContext": "adk.agui",
+    "SqliteSessionService": "adk.sessions.sqlite",
+}
+
+if not typing.TYPE_CHECKING:  # mypy would otherwise accept any name imported from adk
+
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(globals().keys() | _LAZY.keys())

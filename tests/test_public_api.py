@@ -1,6 +1,13 @@
-"""The public surface: `adk.__all__` is complete and sorted."""
+"""The public surface: `adk.__all__` is complete and sorted, and its optional parts load lazily."""
+
+import subprocess
+import sys
+import types
+
+import pytest
 
 import adk
+import adk.sessions
 
 
 def test_all_is_sorted() -> None:
@@ -8,7 +15,8 @@ def test_all_is_sorted() -> None:
 
 
 def test_all_is_complete() -> None:
-    public = {name for name in vars(adk) if not name.startswith("_")}
+    # dir(), not vars(): it also lists the names that load on first use.
+    public = {name for name in dir(adk) if not name.startswith("_")}
     modules = {name for name in public if type(getattr(adk, name)).__name__ == "module"}
     assert set(adk.__all__) == public - modules
 
@@ -16,3 +24,34 @@ def test_all_is_complete() -> None:
 def test_every_name_in_all_exists() -> None:
     for name in adk.__all__:
         assert hasattr(adk, name), name
+
+
+def test_lazy_names_are_their_modules_objects() -> None:
+    from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
+    from adk.sessions.sqlite import SqliteSessionService
+
+    assert (adk.AfterTranslate, adk.BeforeTranslate, adk.TranslateContext) == (
+        AfterTranslate,
+        BeforeTranslate,
+        TranslateContext,
+    )
+    assert adk.SqliteSessionService is SqliteSessionService
+    assert adk.sessions.SqliteSessionService is SqliteSessionService
+
+
+@pytest.mark.parametrize("module", [adk, adk.sessions])
+def test_an_unknown_name_is_an_attribute_error_naming_it(module: types.ModuleType) -> None:
+    message = f"module '{module.__name__}' has no attribute 'SqliteSessionServise'"
+    with pytest.raises(AttributeError, match=message):
+        _ = module.SqliteSessionServise
+
+
+def test_import_adk_leaves_optional_parts_unloaded() -> None:
+    # A fresh interpreter: this one has loaded everything already.
+    optional = ["adk.agui", "adk.sessions.sqlite", "sqlite3"]
+    code = f"import sys, adk; print([m for m in {optional!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code = "import sys, adk; adk.SqliteSessionService; adk.TranslateContext; print('sqlite3' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

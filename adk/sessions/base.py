@@ -6,7 +6,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from adk.events import Event
 
@@ -15,6 +15,8 @@ __all__ = ["Session", "SessionService", "apply_event", "apply_state_delta", "mis
 
 class Session(BaseModel):
     """One conversation: its stored events and its current state."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     user_id: str
