@@ -8,7 +8,9 @@ import pytest
 from adk import BaseTool, LlmAgent, LlmResponse, Runner, ToolCall, ToolContext, ToolDeclaration
 from adk.audit import AuditLog
 from adk.errors import ServerError
-from adk.testing import ScriptedModel, set_testing
+from adk.testing import ScriptedModel
+
+pytestmark = pytest.mark.usefixtures("testing")
 
 
 class Echo(BaseTool):
@@ -22,12 +24,6 @@ class Echo(BaseTool):
         if args.get("fail"):
             raise ValueError("no")
         return args
-
-
-@pytest.fixture(autouse=True)
-def no_wait() -> Any:
-    with set_testing(True):
-        yield
 
 
 async def test_every_hook_call_is_one_record(caplog: pytest.LogCaptureFixture) -> None:

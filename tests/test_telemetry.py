@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,7 +27,9 @@ from adk import (
 from adk.errors import AuthenticationError, ServerError
 from adk.recovery import FallbackModels
 from adk.telemetry import Tracing
-from adk.testing import ScriptedModel, set_testing
+from adk.testing import ScriptedModel
+
+pytestmark = pytest.mark.usefixtures("testing")
 
 
 class Echo(BaseTool):
@@ -42,12 +43,6 @@ class Echo(BaseTool):
         if args.get("fail"):
             raise ValueError("no")
         return args
-
-
-@pytest.fixture(autouse=True)
-def no_wait() -> Iterator[None]:
-    with set_testing(True):
-        yield
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """Display: what each kind of event and callback activity looks like in the terminal."""
 
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,9 @@ from adk import (
 )
 from adk.cli import Display
 from adk.errors import ServerError
-from adk.testing import ScriptedModel, Stream, set_testing
+from adk.testing import ScriptedModel, Stream
+
+pytestmark = pytest.mark.usefixtures("testing")
 
 
 class Fails(BaseTool):
@@ -34,12 +35,6 @@ class Fails(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         raise KeyError("missing")
-
-
-@pytest.fixture(autouse=True)
-def no_wait() -> Iterator[None]:
-    with set_testing(True):
-        yield
 
 
 async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> tuple[str, str]:

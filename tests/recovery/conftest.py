@@ -1,19 +1,9 @@
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
-
 from adk import BaseTool, Cont, Event, LlmResponse, ModelContext, Raise, ToolContext, ToolDeclaration
-from adk.recovery import Testing
-from adk.testing import set_testing
-
-
-@pytest.fixture
-def testing() -> Iterator[Testing]:
-    with set_testing(True) as switch:
-        yield switch
 
 
 class Recorder:
