@@ -49,11 +49,15 @@ class Recorder:
 
 
 class Tool(BaseTool):
-    """A tool whose behaviour is a plain async function of its arguments and context."""
+    """A tool whose behaviour is a function (sync or async) of its arguments and context.
 
-    def __init__(self, name: str, fn: Any = None) -> None:
+    Without one it answers `{"echo": args}`; `calls` records the arguments of every run.
+    """
+
+    def __init__(self, name: str, fn: Any = None, *, idempotent: bool = False) -> None:
         self.name = name
         self._fn = fn
+        self.idempotent = idempotent
         self.calls: list[dict[str, Any]] = []
 
     @property
@@ -83,6 +87,13 @@ class StrictTool(Tool):
         if problems:
             raise ToolArgumentsError(self.name, problems)
         return dict(args)
+
+
+def echo(args: dict[str, Any], ctx: ToolContext) -> Any:
+    """A tool function: its arguments back, or a `ValueError("no")` when they ask it to `fail`."""
+    if args.get("fail"):
+        raise ValueError("no")
+    return args
 
 
 def reply(request: LlmRequest) -> str:

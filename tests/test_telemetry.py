@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -11,7 +10,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from adk import (
-    BaseTool,
     Cont,
     Halt,
     LlmAgent,
@@ -21,28 +19,14 @@ from adk import (
     Runner,
     SequentialAgent,
     ToolCall,
-    ToolContext,
-    ToolDeclaration,
 )
 from adk.errors import AuthenticationError, ServerError
 from adk.recovery import FallbackModels
 from adk.telemetry import Tracing
 from adk.testing import ScriptedModel
+from tests._runtime import Tool, echo
 
 pytestmark = pytest.mark.usefixtures("testing")
-
-
-class Echo(BaseTool):
-    name = "echo"
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return ToolDeclaration(name=self.name)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        if args.get("fail"):
-            raise ValueError("no")
-        return args
 
 
 @pytest.fixture
@@ -92,7 +76,7 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
             "done",
         ]
     )
-    runner = Runner(LlmAgent("assistant", model=model, tools=[Echo()]), callbacks=[tracing])
+    runner = Runner(LlmAgent("assistant", model=model, tools=[Tool("echo", echo)]), callbacks=[tracing])
     events = [e async for e in runner.run("u1", "s1", "hi", invocation_id="inv1")]
     assert events[-1].object == "runner.completion"
 
@@ -223,7 +207,9 @@ async def test_workflow_agents_nest_and_parallel_branches_do_not_collide(
 ) -> None:
     def leaf(name: str) -> LlmAgent:
         step = LlmResponse.calls(ToolCall.of("echo", "{}", id=f"{name}-call"))
-        return LlmAgent(name, model=ScriptedModel([step, f"{name} done"], name=f"m_{name}"), tools=[Echo()])
+        return LlmAgent(
+            name, model=ScriptedModel([step, f"{name} done"], name=f"m_{name}"), tools=[Tool("echo", echo)]
+        )
 
     root = SequentialAgent(
         "pipeline", sub_agents=[leaf("first"), ParallelAgent("fan", sub_agents=[leaf("left"), leaf("right")])]

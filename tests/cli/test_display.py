@@ -7,7 +7,6 @@ import pytest
 
 from adk import (
     AgentContext,
-    BaseTool,
     Cont,
     Halt,
     LlmAgent,
@@ -17,24 +16,17 @@ from adk import (
     SequentialAgent,
     ToolCall,
     ToolContext,
-    ToolDeclaration,
 )
 from adk.cli import Display
 from adk.errors import ServerError
 from adk.testing import ScriptedModel, Stream
+from tests._runtime import Tool
 
 pytestmark = pytest.mark.usefixtures("testing")
 
 
-class Fails(BaseTool):
-    name = "lookup"
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return ToolDeclaration(name=self.name)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        raise KeyError("missing")
+def missing(args: dict[str, Any], ctx: ToolContext) -> Any:
+    raise KeyError("missing")
 
 
 async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> tuple[str, str]:
@@ -49,7 +41,7 @@ async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> 
 
 async def test_streamed_text_then_a_failed_tool_call() -> None:
     model = ScriptedModel([LlmResponse.calls(ToolCall.of("lookup", '{"key": "x"}')), "no luck today"])
-    out, err = await shown(Runner(LlmAgent("bot", model=model, tools=[Fails()])))
+    out, err = await shown(Runner(LlmAgent("bot", model=model, tools=[Tool("lookup", missing)])))
     assert out == ("  ⚙ lookup(key=\"x\")\n  ✗ lookup: Error: KeyError: 'missing'\nbot: no luck today\n")
     assert err == ""
 
