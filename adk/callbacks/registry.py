@@ -26,6 +26,7 @@ __all__ = [
     "bad_result",
     "callback_name",
     "hook_raised",
+    "is_async",
     "unknown_hook",
 ]
 
@@ -96,7 +97,8 @@ def _misspelt(name: str) -> str | None:
     return close[0] if close else None
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
+def is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling `fn` gives a coroutine: an `async def`, or an object whose `__call__` is one."""
     # Unwrapped too: a sync decorator (functools.wraps) around an `async def` still returns a coroutine.
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)):
         return True
@@ -130,7 +132,7 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             raise CallbackRegistrationError(f"callback {name}: {hook} is not callable")
         if getattr(fn, "__func__", None) is base.get(hook):
             continue  # Callback's own no-op: skip it, it would only cost time
-        hooks[hook] = (fn, _is_async(fn), obj)
+        hooks[hook] = (fn, is_async(fn), obj)
     if not hooks:
         overrides = " (a Callback subclass must override at least one)" if isinstance(obj, Callback) else ""
         raise CallbackRegistrationError(
