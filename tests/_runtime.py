@@ -17,34 +17,41 @@ from adk.tools import BaseTool
 
 
 class Recorder:
-    """A callback on every model-free hook that appends `(label, hook, detail)` to a shared trace."""
+    """A callback on every model-free hook that appends `(label, hook, detail)` to a shared trace.
 
-    def __init__(self, label: str, trace: list[tuple[str, ...]]) -> None:
+    The detail is the agent's name, or the tool's for the tool hooks; override `record` for another.
+    """
+
+    def __init__(self, label: str, trace: list[tuple[Any, ...]]) -> None:
         self.label = label
         self.trace = trace
 
+    def record(self, hook: str, ctx: AgentContext | ModelContext | ToolContext) -> None:
+        name = ctx.tool.name if isinstance(ctx, ToolContext) else ctx.agent.name
+        self.trace.append((self.label, hook, name))
+
     def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
-        self.trace.append((self.label, "before_agent", ctx.agent.name))
+        self.record("before_agent", ctx)
         return Cont(ctx)
 
     def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
-        self.trace.append((self.label, "after_agent", ctx.agent.name))
+        self.record("after_agent", ctx)
         return output
 
     def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        self.trace.append((self.label, "before_model", ctx.agent.name))
+        self.record("before_model", ctx)
         return Cont(ctx)
 
     def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        self.trace.append((self.label, "after_model", ctx.agent.name))
+        self.record("after_model", ctx)
         return response
 
     def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
-        self.trace.append((self.label, "before_tool", ctx.tool.name))
+        self.record("before_tool", ctx)
         return Cont(ctx)
 
     def after_tool(self, result: Any, ctx: ToolContext) -> Any:
-        self.trace.append((self.label, "after_tool", ctx.tool.name))
+        self.record("after_tool", ctx)
         return result
 
 
