@@ -7,6 +7,7 @@ import pytest
 
 from adk import (
     AgentContext,
+    Callbacks,
     Cont,
     Halt,
     LlmAgent,
@@ -32,7 +33,7 @@ def missing(args: dict[str, Any], ctx: ToolContext) -> Any:
 async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     display = Display(out, err, color=False)
-    runner.callbacks = runner.callbacks.of([display]) + runner.callbacks
+    runner.callbacks = Callbacks.of([display]) + runner.callbacks
     with display.watching():
         async for event in runner.run("u", "s", message, stream=stream):
             display.show(event)
