@@ -1,4 +1,4 @@
-"""Shared fakes for the runtime tests: a hook recorder, small tools, and event summaries."""
+"""Shared fakes for the tests that run agents: a hook recorder, small tools, and event summaries."""
 
 from __future__ import annotations
 
