@@ -21,8 +21,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mappi
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
-from adk.callbacks.chain import _bad_result, _failed, _log_dropped
-from adk.callbacks.registry import Callbacks, HookImpl
+from adk.callbacks.registry import Callbacks, HookImpl, bad_result, hook_raised
 from adk.errors import CallbackError
 from adk.events import ErrorInfo, Event, ObjectType, new_id
 
@@ -83,54 +82,6 @@ class AfterTranslate(Protocol):
 
 TranslateCallback: TypeAlias = BeforeTranslate | AfterTranslate | type[BeforeTranslate] | type[AfterTranslate]
 """What may be registered as a translate callback: an instance or module with a hook, or such a class."""
-
-
-async def _replace(
-    impls: tuple[HookImpl, ...],
-    hook: str,
-    value: V,
-    ctx: TranslateContext,
-    allowed: type[V],
-    allowed_name: str,
-    continue_on_error: bool,
-    continue_on_response: bool,
-) -> V:
-    """Offer `value` to each hook: the first replacement wins (the last, when continuing on response).
-
-    Every hook sees the original `value`. Errors follow `run_before`'s rules: by default the
-    first one stops the chain; with `continue_on_error` a replacement from another hook wins over
-    it, and without one the first error is raised when the chain ends.
-    """
-    replacement: V | None = None
-    first_error: CallbackError | None = None
-    for fn, is_async, owner in impls:
-        try:
-            out = fn(value, ctx)
-            if is_async:
-                out = await out
-        except Exception as e:
-            error = _failed(owner, hook, e)
-        else:
-            if out is None:
-                continue
-            if isinstance(out, allowed):
-                if not continue_on_response:
-                    if first_error is not None:
-                        _log_dropped(first_error)
-                    return out
-                replacement = out
-                continue
-            error = _bad_result(owner, hook, out, f"{allowed_name} or None")
-        if not continue_on_error:
-            raise error
-        first_error = first_error or error
-    if replacement is not None:
-        if first_error is not None:
-            _log_dropped(first_error)
-        return replacement
-    if first_error is not None:
-        raise first_error
-    return value
 
 
 @dataclass(slots=True)
@@ -216,16 +167,7 @@ class AguiTranslator:
         if self._done:
             return []
         if self._before:
-            event = await _replace(
-                self._before,
-                "before_translate",
-                event,
-                self.ctx,
-                Event,
-                "an Event",
-                self._continue_on_error,
-                self._continue_on_response,
-            )
+            event = await self._replace(self._before, "before_translate", event, Event, "an Event")
         out: list[BaseEvent] = []
         match event.object:
             case ObjectType.CHAT_COMPLETION_CHUNK:
@@ -236,15 +178,11 @@ class AguiTranslator:
                 self._tool_result(event, out)
             case ObjectType.ATTEMPT_DISCARDED:
                 self._discard(event, out)
-            case ObjectType.ERROR:
-                self._state_delta(event, out)
-                self._end(out, event.error or ErrorInfo(type="Error", message="the run failed"))
-                return await self._after_hooks(out)
-            case ObjectType.RUNNER_COMPLETION:
-                self._state_delta(event, out)
-                self._end(out, None)
-                return await self._after_hooks(out)
-        self._state_delta(event, out)
+        self._state_delta(event, out)  # after the event's own translation, before the run's end
+        if event.object == ObjectType.ERROR:
+            self._end(out, event.error or ErrorInfo(type="Error", message="the run failed"))
+        elif event.object == ObjectType.RUNNER_COMPLETION:
+            self._end(out, None)
         return await self._after_hooks(out)
 
     async def finish(self) -> list[BaseEvent]:
@@ -274,19 +212,46 @@ class AguiTranslator:
             return out
         from ag_ui.core import BaseEvent
 
-        return [
-            await _replace(
-                self._after,
-                "after_translate",
-                e,
-                self.ctx,
-                BaseEvent,
-                "an AG-UI event",
-                self._continue_on_error,
-                self._continue_on_response,
-            )
-            for e in out
-        ]
+        after = self._after
+        return [await self._replace(after, "after_translate", e, BaseEvent, "an AG-UI event") for e in out]
+
+    async def _replace(
+        self, impls: tuple[HookImpl, ...], hook: str, value: V, allowed: type[V], allowed_name: str
+    ) -> V:
+        """Offer `value` to each hook: the first replacement wins (the last, when continuing on response).
+
+        Every hook sees the original `value`. Errors follow `run_before`'s rules: by default the
+        first one stops the chain; with `continue_on_error` a replacement from another hook wins
+        over it, and without one the first error is raised when the chain ends.
+        """
+        replacement: V | None = None
+        first_error: CallbackError | None = None
+        for fn, is_async, owner in impls:
+            try:
+                out = fn(value, self.ctx)
+                if is_async:
+                    out = await out
+            except Exception as e:
+                error = hook_raised(owner, hook, e)
+            else:
+                if out is None:
+                    continue
+                if isinstance(out, allowed):
+                    replacement = out
+                    if self._continue_on_response:
+                        continue
+                    break
+                error = bad_result(owner, hook, out, f"{allowed_name} or None")
+            if not self._continue_on_error:
+                raise error
+            first_error = first_error or error
+        if replacement is None:
+            if first_error is not None:
+                raise first_error
+            return value
+        if first_error is not None:
+            log.warning("%s (ignored: continue_on_error and another callback answered)", first_error)
+        return replacement
 
     def _chunk(self, event: Event, out: list[BaseEvent]) -> None:
         from ag_ui.core import TextMessageContentEvent, TextMessageStartEvent
@@ -470,22 +435,15 @@ def _parse(body: bytes) -> tuple[RunAgentInput, str]:
     raise _BadInput(422, "messages: there is no user message to answer")
 
 
+@dataclass(frozen=True, slots=True)
 class _Endpoint:
     """The POST endpoint, a plain ASGI app: it streams the run itself to notice a disconnect at once."""
 
-    def __init__(
-        self,
-        runner: Runner,
-        callbacks: Callbacks,
-        user_id: UserId,
-        continue_on_error: bool,
-        continue_on_response: bool,
-    ) -> None:
-        self.runner = runner
-        self.callbacks = callbacks
-        self.user_id = user_id
-        self.continue_on_error = continue_on_error
-        self.continue_on_response = continue_on_response
+    runner: Runner
+    callbacks: Callbacks
+    user_id: UserId
+    continue_on_error: bool
+    continue_on_response: bool
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         from starlette.requests import ClientDisconnect, Request
@@ -521,6 +479,10 @@ class _Endpoint:
         from ag_ui.encoder import EventEncoder
 
         encode = EventEncoder().encode
+
+        def sse(out: list[BaseEvent]) -> bytes:
+            return "".join(map(encode, out)).encode()
+
         translator = AguiTranslator(
             TranslateContext(run.thread_id, run.run_id, run.run_id, user_id, run),
             self.callbacks,
@@ -532,12 +494,11 @@ class _Endpoint:
         events = runner.run(user_id, run.thread_id, message, stream=True, invocation_id=run.run_id)
         try:
             session = await runner.session_service.get_or_create(user_id, run.thread_id)
-            out = await translator.start(session.state)
-            yield "".join(map(encode, out)).encode()
+            yield sse(await translator.start(session.state))
             async for event in events:
                 out = await translator.translate(event)
                 if out:
-                    yield "".join(map(encode, out)).encode()
+                    yield sse(out)
             out = await translator.finish()
         except Exception as error:
             log.warning("AG-UI run %s ended with an error", run.run_id, exc_info=True)
@@ -545,7 +506,7 @@ class _Endpoint:
         finally:
             await events.aclose()
         if out:
-            yield "".join(map(encode, out)).encode()
+            yield sse(out)
 
 
 async def _pump(chunks: AsyncGenerator[bytes, None], send: Send) -> None:

@@ -32,7 +32,7 @@ class AuditLog:
     """Logs each hook call: invocation id, agent, hook, model or tool, attempt and outcome."""
 
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
-        self.logger = logger or logging.getLogger("adk.audit")
+        self.logger = logger or logging.getLogger(__name__)  # adk.audit
         self.level = level
 
     def _log(self, ctx: AgentContext | ModelContext | ToolContext, hook: str, outcome: str) -> None:

@@ -7,7 +7,6 @@ mutable objects reached through the context.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Iterator, MutableMapping
 from contextvars import ContextVar
@@ -166,10 +165,6 @@ class Invocation:
         count = self._tool_retries[tool] = self._tool_retries.get(tool, 0) + 1
         return count
 
-    def recovery_for(self, policy: RetryPolicy) -> Callbacks:
-        """`policy` as the callback that ends every error chain."""
-        return _policy_callbacks(policy)
-
     def end_invocation(self) -> None:
         """No further model calls or agents run in this invocation."""
         self.ended = True
@@ -201,12 +196,6 @@ class Invocation:
 
     def __repr__(self) -> str:
         return f"Invocation({self.invocation_id!r}, session={self.session.id!r}, ended={self.ended})"
-
-
-@functools.lru_cache(maxsize=64)
-def _policy_callbacks(policy: RetryPolicy) -> Callbacks:
-    # Resolved once per policy: registration inspects the object, far too slow for every run.
-    return Callbacks.of([policy])
 
 
 _current_invocation: ContextVar[Invocation] = ContextVar("adk_invocation")

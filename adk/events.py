@@ -214,6 +214,19 @@ class Event(LlmResponse):
         return cls(invocation_id=invocation_id, author=author, **fields)
 
     @classmethod
+    def state_update(
+        cls, invocation_id: str, author: str, delta: dict[str, Any], *, branch: str = ""
+    ) -> Event:
+        """An event that carries only session-state changes."""
+        return cls(
+            invocation_id=invocation_id,
+            author=author,
+            branch=branch,
+            object=ObjectType.STATE_UPDATE,
+            actions=EventActions(state_delta=delta),
+        )
+
+    @classmethod
     def from_error(
         cls,
         invocation_id: str,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -43,6 +44,7 @@ __all__ = [
     "RetryThenFallback",
     "Testing",
     "is_transient",
+    "policy_callbacks",
     "recover",
     "set_testing",
     "sleep",
@@ -138,8 +140,18 @@ class RetryPolicy:
         return Attempts(self)
 
 
+def _fresh_state() -> RetryCallState:
+    return RetryCallState(None, None, (), {})  # type: ignore[arg-type]  # tenacity needs no Retrying
+
+
+@functools.lru_cache(maxsize=64)
+def policy_callbacks(policy: RetryPolicy) -> Callbacks:
+    """`policy` as the callback that ends every error chain (resolved once per policy)."""
+    return Callbacks.of([policy])
+
+
 def _failed_state(error: Exception, attempt: int) -> RetryCallState:
-    state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]  # tenacity needs no Retrying
+    state = _fresh_state()
     state.attempt_number = attempt
     state.set_exception((type(error), error, error.__traceback__))
     return state
@@ -152,7 +164,7 @@ class Attempts:
 
     def __init__(self, policy: RetryPolicy) -> None:
         self._policy = policy
-        self._state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]  # tenacity needs no Retrying
+        self._state = _fresh_state()
 
     @property
     def number(self) -> int:
@@ -178,7 +190,7 @@ class Attempts:
 
     def restart(self) -> None:
         """Count afresh: the retry goes to another model, which gets its own bound."""
-        self._state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]  # tenacity needs no Retrying
+        self._state = _fresh_state()
 
 
 async def recover(
@@ -250,11 +262,12 @@ def _log_decision(
     log.info("%s after %s", message, details["error"], extra={"adk": details})
 
 
-def _next_model(models: Sequence[Model], current: Model) -> Model | None:
-    for i, model in enumerate(models):
-        if model is current:
-            return models[i + 1] if i + 1 < len(models) else None
-    return models[0] if models else None
+def _next_model(models: Sequence[Model], error: Exception, ctx: ModelContext) -> Retry[ModelContext] | Raise:
+    """A retry at once on the model after `ctx.model` in `models`, or `Raise` when there is none."""
+    index = next((i + 1 for i, model in enumerate(models) if model is ctx.model), 0)
+    if index >= len(models):
+        return Raise(error)
+    return Retry(dataclasses.replace(ctx, model=models[index]), delay=0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,10 +277,7 @@ class FallbackModels:
     models: Sequence[Model]
 
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Retry[ModelContext] | Raise:
-        model = _next_model(self.models, ctx.model)
-        if model is None:
-            return Raise(error)
-        return Retry(dataclasses.replace(ctx, model=model), delay=0.0)
+        return _next_model(self.models, error, ctx)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,10 +295,7 @@ class RetryThenFallback:
         retryable = not isinstance(error, RetriesExhausted) and self.retry._wants(error, ctx.attempt)
         if retryable and not self.retry._stops(error, ctx.attempt):
             return Retry(ctx)
-        model = _next_model(self.models, ctx.model)
-        if model is None:
-            return Raise(error)
-        return Retry(dataclasses.replace(ctx, model=model), delay=0.0)
+        return _next_model(self.models, error, ctx)
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,8 +148,7 @@ class Runner:
                     yield event
                     return
                 if state.has_delta:
-                    event = Event.new(inv_id, author, object=ObjectType.STATE_UPDATE)
-                    event.actions.state_delta = state.take_delta()
+                    event = Event.state_update(inv_id, author, state.take_delta())
                     await store.append_event(session, event)
                     yield event
                 invocation._end(None)
@@ -169,12 +168,14 @@ class Runner:
         *,
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
+        invocation_id: str | None = None,
     ) -> list[Event]:
         """Run to the end and return every event; for scripts (not from inside an event loop)."""
 
         async def collect() -> list[Event]:
-            return [
-                e async for e in self.run(user_id, session_id, message, callbacks=callbacks, stream=stream)
-            ]
+            events = self.run(
+                user_id, session_id, message, callbacks=callbacks, stream=stream, invocation_id=invocation_id
+            )
+            return [e async for e in events]
 
         return asyncio.run(collect())

@@ -55,6 +55,14 @@ def _fail(span: Span, error: BaseException) -> None:
     span.set_status(Status(StatusCode.ERROR, text))
 
 
+def _end_halted(t: _Trace, key: tuple[str, str]) -> None:
+    """End the model span still open for `key`, if any: a `before_model` callback answered instead."""
+    span = t.models.pop(key, None)
+    if span is not None:
+        span.set_attribute("adk.halted", True)
+        span.end()
+
+
 class Tracing:
     """A callback that makes OpenTelemetry spans; `tracer_provider` defaults to the global one."""
 
@@ -116,10 +124,7 @@ class Tracing:
 
     def _settle(self, t: _Trace, key: tuple[str, str]) -> None:
         """End the spans an agent left open: a model call a callback halted, tools that failed."""
-        halted = t.models.pop(key, None)
-        if halted is not None:
-            halted.set_attribute("adk.halted", True)
-            halted.end()
+        _end_halted(t, key)
         for call_id, (owner, span, error) in list(t.tools.items()):
             if owner == key:
                 if error is not None:
@@ -189,10 +194,7 @@ class Tracing:
         open_ = t.tools.get(ctx.tool_call_id)
         if open_ is not None:
             return t, key, open_[1]
-        halted = t.models.pop(key, None)
-        if halted is not None:  # the model call was halted and its tool calls run now
-            halted.set_attribute("adk.halted", True)
-            halted.end()
+        _end_halted(t, key)  # a model call still open was halted, and its tool calls run now
         span = self._start(
             f"tool {ctx.tool.name}",
             self._agent_span(t, ctx.branch, ctx.agent.name),

@@ -30,6 +30,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import CoreSchema, ErrorDetails, from_json, to_json
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
+from adk.callbacks.registry import is_async
 from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
 from adk.events import ToolDeclaration
@@ -99,8 +100,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.idempotent = idempotent
         self.max_retries = max_retries
         self._call: Callable[..., Any] = fn
-        # type(fn).__call__ catches an instance whose __call__ is async.
-        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        self._is_async = is_async(fn)
         adapter, schema, self._params, self._ctx_param = _arguments_adapter(self.name, fn, param_docs)
         self._validate_python = adapter.validate_python
         self._declaration = ToolDeclaration(name=self.name, description=self.description, parameters=schema)

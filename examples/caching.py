@@ -33,18 +33,26 @@ class Cache:
         return Halt(self.store[key])
 
     def before_model(self, ctx: ModelContext) -> Cont[ModelContext] | Halt[LlmResponse]:
-        return self._hit(ctx.request.model_dump_json(include={"messages"})) or Cont(ctx)
+        return self._hit(_model_key(ctx)) or Cont(ctx)
 
     def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        self.store[ctx.request.model_dump_json(include={"messages"})] = response
+        self.store[_model_key(ctx)] = response
         return response
 
     def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[Any]:
-        return self._hit(f"{ctx.tool.name}:{json.dumps(ctx.args, sort_keys=True)}") or Cont(ctx)
+        return self._hit(_tool_key(ctx)) or Cont(ctx)
 
     def after_tool(self, result: Any, ctx: ToolContext) -> Any:
-        self.store[f"{ctx.tool.name}:{json.dumps(ctx.args, sort_keys=True)}"] = result
+        self.store[_tool_key(ctx)] = result
         return result
+
+
+def _model_key(ctx: ModelContext) -> str:
+    return ctx.request.model_dump_json(include={"messages"})
+
+
+def _tool_key(ctx: ToolContext) -> str:
+    return f"{ctx.tool.name}:{json.dumps(ctx.args, sort_keys=True)}"
 
 
 def main() -> Cache:

@@ -1,4 +1,4 @@
-"""Shared fakes for the runtime tests: a hook recorder, small tools, and event summaries."""
+"""Shared fakes for the tests that run agents: a hook recorder, small tools, and event summaries."""
 
 from __future__ import annotations
 
@@ -17,43 +17,54 @@ from adk.tools import BaseTool
 
 
 class Recorder:
-    """A callback on every model-free hook that appends `(label, hook, detail)` to a shared trace."""
+    """A callback on every model-free hook that appends `(label, hook, detail)` to a shared trace.
 
-    def __init__(self, label: str, trace: list[tuple[str, ...]]) -> None:
+    The detail is the agent's name, or the tool's for the tool hooks; override `record` for another.
+    """
+
+    def __init__(self, label: str, trace: list[tuple[Any, ...]]) -> None:
         self.label = label
         self.trace = trace
 
+    def record(self, hook: str, ctx: AgentContext | ModelContext | ToolContext) -> None:
+        name = ctx.tool.name if isinstance(ctx, ToolContext) else ctx.agent.name
+        self.trace.append((self.label, hook, name))
+
     def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
-        self.trace.append((self.label, "before_agent", ctx.agent.name))
+        self.record("before_agent", ctx)
         return Cont(ctx)
 
     def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
-        self.trace.append((self.label, "after_agent", ctx.agent.name))
+        self.record("after_agent", ctx)
         return output
 
     def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        self.trace.append((self.label, "before_model", ctx.agent.name))
+        self.record("before_model", ctx)
         return Cont(ctx)
 
     def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        self.trace.append((self.label, "after_model", ctx.agent.name))
+        self.record("after_model", ctx)
         return response
 
     def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
-        self.trace.append((self.label, "before_tool", ctx.tool.name))
+        self.record("before_tool", ctx)
         return Cont(ctx)
 
     def after_tool(self, result: Any, ctx: ToolContext) -> Any:
-        self.trace.append((self.label, "after_tool", ctx.tool.name))
+        self.record("after_tool", ctx)
         return result
 
 
 class Tool(BaseTool):
-    """A tool whose behaviour is a plain async function of its arguments and context."""
+    """A tool whose behaviour is a function (sync or async) of its arguments and context.
 
-    def __init__(self, name: str, fn: Any = None) -> None:
+    Without one it answers `{"echo": args}`; `calls` records the arguments of every run.
+    """
+
+    def __init__(self, name: str, fn: Any = None, *, idempotent: bool = False) -> None:
         self.name = name
         self._fn = fn
+        self.idempotent = idempotent
         self.calls: list[dict[str, Any]] = []
 
     @property
@@ -83,6 +94,13 @@ class StrictTool(Tool):
         if problems:
             raise ToolArgumentsError(self.name, problems)
         return dict(args)
+
+
+def echo(args: dict[str, Any], ctx: ToolContext) -> Any:
+    """A tool function: its arguments back, or a `ValueError("no")` when they ask it to `fail`."""
+    if args.get("fail"):
+        raise ValueError("no")
+    return args
 
 
 def reply(request: LlmRequest) -> str:

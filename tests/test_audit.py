@@ -1,33 +1,16 @@
 """AuditLog: one INFO record per hook call on the `adk.audit` logger, with exact fields."""
 
 import logging
-from typing import Any
 
 import pytest
 
-from adk import BaseTool, LlmAgent, LlmResponse, Runner, ToolCall, ToolContext, ToolDeclaration
+from adk import LlmAgent, LlmResponse, Runner, ToolCall
 from adk.audit import AuditLog
 from adk.errors import ServerError
-from adk.testing import ScriptedModel, set_testing
+from adk.testing import ScriptedModel
+from tests._runtime import Tool, echo
 
-
-class Echo(BaseTool):
-    name = "echo"
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return ToolDeclaration(name=self.name)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        if args.get("fail"):
-            raise ValueError("no")
-        return args
-
-
-@pytest.fixture(autouse=True)
-def no_wait() -> Any:
-    with set_testing(True):
-        yield
+pytestmark = pytest.mark.usefixtures("testing")
 
 
 async def test_every_hook_call_is_one_record(caplog: pytest.LogCaptureFixture) -> None:
@@ -40,7 +23,7 @@ async def test_every_hook_call_is_one_record(caplog: pytest.LogCaptureFixture) -
             "done",
         ]
     )
-    agent = LlmAgent("assistant", model=model, tools=[Echo()])
+    agent = LlmAgent("assistant", model=model, tools=[Tool("echo", echo)])
     runner = Runner(agent, callbacks=[AuditLog()])
     with caplog.at_level(logging.INFO, logger="adk.audit"):
         events = [e async for e in runner.run("u", "s", "hi", invocation_id="inv1")]

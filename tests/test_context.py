@@ -17,10 +17,10 @@ from adk.context import (
     current_invocation,
     current_tool_call_id,
 )
-from adk.events import LlmResponse, Message
+from adk.events import Message
 from adk.runner import Runner
 from adk.testing import ScriptedModel
-from tests._runtime import Tool, call, calls, run
+from tests._runtime import Recorder, Tool, call, calls, run
 
 
 def test_state_reads_through_its_delta_and_records_changes() -> None:
@@ -143,35 +143,11 @@ async def test_invocation_state_is_shared_within_a_run_and_gone_in_the_next() ->
 async def test_context_variables_in_every_hook_and_in_parallel_branches() -> None:
     seen: list[tuple[str, str, str | None, bool]] = []
 
-    class See:
-        def _note(self, hook: str, ctx: Any) -> None:
-            seen.append(
+    class See(Recorder):
+        def record(self, hook: str, ctx: AgentContext | ModelContext | ToolContext) -> None:
+            self.trace.append(
                 (ctx.agent.name, hook, current_tool_call_id(), current_invocation() is ctx.invocation)
             )
-
-        def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
-            self._note("before_agent", ctx)
-            return Cont(ctx)
-
-        def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
-            self._note("after_agent", ctx)
-            return output
-
-        def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-            self._note("before_model", ctx)
-            return Cont(ctx)
-
-        def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-            self._note("after_model", ctx)
-            return response
-
-        def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
-            self._note("before_tool", ctx)
-            return Cont(ctx)
-
-        def after_tool(self, result: Any, ctx: ToolContext) -> Any:
-            self._note("after_tool", ctx)
-            return result
 
     def tool(args: dict[str, Any], ctx: ToolContext) -> str:
         seen.append((ctx.agent.name, "tool", current_tool_call_id(), current_invocation() is ctx.invocation))
@@ -188,7 +164,7 @@ async def test_context_variables_in_every_hook_and_in_parallel_branches() -> Non
             ),
         ],
     )
-    await run(Runner(par, callbacks=[See()]))
+    await run(Runner(par, callbacks=[See("see", seen)]))
     assert all(same for *_, same in seen)
     by_agent: dict[str, list[tuple[str, str | None]]] = {}
     for agent, hook, call_id, _ in seen:

@@ -3,13 +3,11 @@
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from adk.recovery import Testing
-from adk.testing import set_testing
 from examples import (
     caching,
     callbacks_module,
@@ -22,12 +20,6 @@ from examples import (
 )
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
-
-
-@pytest.fixture
-def testing() -> Iterator[Testing]:
-    with set_testing(True) as switch:
-        yield switch
 
 
 def test_guardrail(capsys: pytest.CaptureFixture[str]) -> None:

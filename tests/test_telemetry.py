@@ -2,8 +2,6 @@
 
 import subprocess
 import sys
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -12,7 +10,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from adk import (
-    BaseTool,
     Cont,
     Halt,
     LlmAgent,
@@ -22,32 +19,14 @@ from adk import (
     Runner,
     SequentialAgent,
     ToolCall,
-    ToolContext,
-    ToolDeclaration,
 )
 from adk.errors import AuthenticationError, ServerError
 from adk.recovery import FallbackModels
 from adk.telemetry import Tracing
-from adk.testing import ScriptedModel, set_testing
+from adk.testing import ScriptedModel
+from tests._runtime import Tool, echo
 
-
-class Echo(BaseTool):
-    name = "echo"
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return ToolDeclaration(name=self.name)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        if args.get("fail"):
-            raise ValueError("no")
-        return args
-
-
-@pytest.fixture(autouse=True)
-def no_wait() -> Iterator[None]:
-    with set_testing(True):
-        yield
+pytestmark = pytest.mark.usefixtures("testing")
 
 
 @pytest.fixture
@@ -97,7 +76,7 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
             "done",
         ]
     )
-    runner = Runner(LlmAgent("assistant", model=model, tools=[Echo()]), callbacks=[tracing])
+    runner = Runner(LlmAgent("assistant", model=model, tools=[Tool("echo", echo)]), callbacks=[tracing])
     events = [e async for e in runner.run("u1", "s1", "hi", invocation_id="inv1")]
     assert events[-1].object == "runner.completion"
 
@@ -228,7 +207,9 @@ async def test_workflow_agents_nest_and_parallel_branches_do_not_collide(
 ) -> None:
     def leaf(name: str) -> LlmAgent:
         step = LlmResponse.calls(ToolCall.of("echo", "{}", id=f"{name}-call"))
-        return LlmAgent(name, model=ScriptedModel([step, f"{name} done"], name=f"m_{name}"), tools=[Echo()])
+        return LlmAgent(
+            name, model=ScriptedModel([step, f"{name} done"], name=f"m_{name}"), tools=[Tool("echo", echo)]
+        )
 
     root = SequentialAgent(
         "pipeline", sub_agents=[leaf("first"), ParallelAgent("fan", sub_agents=[leaf("left"), leaf("right")])]

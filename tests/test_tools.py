@@ -325,6 +325,22 @@ async def test_run_async_callable_object_and_partial() -> None:
     assert await double.run({"x": 4}, make_ctx(double)) == 8
 
 
+async def test_run_awaits_an_async_function_under_a_sync_decorator() -> None:
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @logged
+    async def fetch(key: str) -> str:
+        return key.upper()
+
+    t = FunctionTool(fetch)
+    assert await t.run({"key": "a"}, make_ctx(t)) == "A"
+
+
 async def test_exceptions_from_the_function_propagate() -> None:
     def broken() -> None:
         raise ValueError("boom")

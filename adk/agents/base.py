@@ -17,7 +17,7 @@ from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Halt
 from adk.context import AgentContext, Invocation
 from adk.errors import locate
-from adk.events import Choice, Event, Message, ObjectType
+from adk.events import Choice, Event, Message
 
 __all__ = ["BaseAgent"]
 
@@ -107,8 +107,7 @@ class BaseAgent(ABC):
 
     def _state_event(self, ctx: AgentContext) -> Event:
         """The state changes (and an escalation) of this agent's callbacks, as their own event."""
-        event = Event.new(ctx.invocation_id, self.name, branch=ctx.branch, object=ObjectType.STATE_UPDATE)
-        event.actions.state_delta = ctx.state.take_delta()
+        event = Event.state_update(ctx.invocation_id, self.name, ctx.state.take_delta(), branch=ctx.branch)
         return _carry_escalation(ctx.invocation, event)
 
 

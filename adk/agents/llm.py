@@ -27,7 +27,7 @@ from adk.errors import (
 )
 from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.models.base import LlmRequest, Model
-from adk.recovery import RetryPolicy, recover, sleep
+from adk.recovery import RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
@@ -145,7 +145,7 @@ class LlmAgent(BaseAgent):
         if cached is not None and cached[0] is hooks and cached[1] is policy:
             recovery = cached[2]
         else:  # concatenating on every run would cost more than the callbacks themselves
-            recovery = hooks + invocation.recovery_for(policy)
+            recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
         for _ in range(self.max_iterations):

@@ -28,12 +28,11 @@ naming the callback, the hook and the cause (what it raised is `__cause__`). Pre
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from adk.callbacks.registry import Callbacks, HookName, callback_name, unknown_hook
+from adk.callbacks.registry import Callbacks, HookName, bad_result, hook_raised, unknown_hook
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError
 
@@ -48,21 +47,6 @@ log = logging.getLogger(__name__)
 
 C = TypeVar("C")
 V = TypeVar("V")
-
-
-def _bad_result(owner: object, hook: str, result: object, allowed: str) -> CallbackError:
-    if inspect.iscoroutine(result):
-        result.close()  # never awaited: close it, or Python warns when it is collected
-        problem = "returned a coroutine; a hook that returns one must be an `async def`"
-    else:
-        problem = f"returned {result!r}; {hook} may return only {allowed}"
-    return CallbackError(callback_name(owner), hook, problem)
-
-
-def _failed(owner: object, hook: str, error: Exception) -> CallbackError:
-    err = CallbackError(callback_name(owner), hook, f"raised {type(error).__name__}: {error}")
-    err.__cause__ = error
-    return err
 
 
 def _log_dropped(error: CallbackError) -> None:
@@ -125,7 +109,7 @@ async def run_before(
         try:
             result = (await fn(ctx)) if is_async else fn(ctx)
         except Exception as e:
-            error = _failed(owner, hook, e)
+            error = hook_raised(owner, hook, e)
         else:
             cls = type(result)
             if cls is Cont:
@@ -138,7 +122,7 @@ async def run_before(
                     return result  # type: ignore[no-any-return]  # checked: it is a Halt
                 halt = result
                 continue
-            error = _bad_result(owner, hook, result, "Cont or Halt")
+            error = bad_result(owner, hook, result, "Cont or Halt")
         if not continue_on_error:
             raise error
         first_error = first_error or error
@@ -211,7 +195,7 @@ async def run_after(
             result = (await fn(result, ctx)) if is_async else fn(result, ctx)
         except Exception as e:
             # `result` is still the previous output: the assignment did not happen.
-            error = _failed(owner, hook, e)
+            error = hook_raised(owner, hook, e)
             if not continue_on_error:
                 raise error from e
             first_error = first_error or error
@@ -270,12 +254,12 @@ async def run_on_error(
         try:
             result = (await fn(error, ctx)) if is_async else fn(error, ctx)
         except Exception as e:
-            failure = _failed(owner, hook, e)
+            failure = hook_raised(owner, hook, e)
         else:
             cls = type(result)
             if cls is Raise:
                 if not isinstance(result.error, Exception):
-                    failure = _bad_result(owner, hook, result, "Raise of an Exception")
+                    failure = bad_result(owner, hook, result, "Raise of an Exception")
                 else:
                     error = result.error
                     continue
@@ -284,7 +268,7 @@ async def run_on_error(
                     _log_dropped(first_error)
                 return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
             else:
-                failure = _bad_result(owner, hook, result, "Retry, Fallback or Raise")
+                failure = bad_result(owner, hook, result, "Retry, Fallback or Raise")
         failure.__context__ = error
         if not continue_on_error:
             raise failure

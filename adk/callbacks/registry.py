@@ -2,7 +2,9 @@
 
 A callback may be an instance, a class (instantiated once, without arguments) or a module. Its
 hooks are looked up here and never again on the hot path; a mistake (no hook at all, a misspelt
-hook name, a class that cannot be built) is reported here, where it was made.
+hook name, a class that cannot be built) is reported here, where it was made. The errors that
+name a callback failing at run time (`hook_raised`, `bad_result`) are built here too, for every
+chain that runs hooks.
 """
 
 from __future__ import annotations
@@ -14,9 +16,19 @@ from types import ModuleType
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
-from adk.errors import CallbackRegistrationError
+from adk.errors import CallbackError, CallbackRegistrationError
 
-__all__ = ["HOOKS", "Callbacks", "HookImpl", "HookName", "callback_name", "unknown_hook"]
+__all__ = [
+    "HOOKS",
+    "Callbacks",
+    "HookImpl",
+    "HookName",
+    "bad_result",
+    "callback_name",
+    "hook_raised",
+    "is_async",
+    "unknown_hook",
+]
 
 HookName: TypeAlias = Literal[
     "before_agent",
@@ -61,6 +73,23 @@ def unknown_hook(hook: str) -> ValueError:
     return ValueError(f"unknown hook {hook!r}{hint}")
 
 
+def hook_raised(owner: object, hook: str, error: Exception) -> CallbackError:
+    """The error for a callback whose `hook` raised `error` (kept as its `__cause__`)."""
+    err = CallbackError(callback_name(owner), hook, f"raised {type(error).__name__}: {error}")
+    err.__cause__ = error
+    return err
+
+
+def bad_result(owner: object, hook: str, result: object, allowed: str) -> CallbackError:
+    """The error for a callback whose `hook` returned `result`, which is not one of `allowed`."""
+    if inspect.iscoroutine(result):
+        result.close()  # never awaited: close it, or Python warns when it is collected
+        problem = "returned a coroutine; a hook that returns one must be an `async def`"
+    else:
+        problem = f"returned {result!r}; {hook} may return only {allowed}"
+    return CallbackError(callback_name(owner), hook, problem)
+
+
 def _misspelt(name: str) -> str | None:
     if name.startswith("_") or name in HOOKS:
         return None
@@ -68,7 +97,8 @@ def _misspelt(name: str) -> str | None:
     return close[0] if close else None
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
+def is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling `fn` gives a coroutine: an `async def`, or an object whose `__call__` is one."""
     # Unwrapped too: a sync decorator (functools.wraps) around an `async def` still returns a coroutine.
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)):
         return True
@@ -102,7 +132,7 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             raise CallbackRegistrationError(f"callback {name}: {hook} is not callable")
         if getattr(fn, "__func__", None) is base.get(hook):
             continue  # Callback's own no-op: skip it, it would only cost time
-        hooks[hook] = (fn, _is_async(fn), obj)
+        hooks[hook] = (fn, is_async(fn), obj)
     if not hooks:
         overrides = " (a Callback subclass must override at least one)" if isinstance(obj, Callback) else ""
         raise CallbackRegistrationError(

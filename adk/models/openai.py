@@ -26,7 +26,7 @@ from adk.errors import (
     ServerError,
     StreamInterruptedError,
 )
-from adk.events import Choice, FunctionCall, LlmResponse, Message, ObjectType, ToolCall, Usage, new_id
+from adk.events import Choice, LlmResponse, Message, ObjectType, ToolCall, Usage, new_id
 from adk.models.base import LlmRequest
 
 __all__ = ["OpenAIModel"]
@@ -152,20 +152,13 @@ class OpenAIModel:
         try:
             choice = data["choices"][0]
             message = choice["message"]
-            tool_calls = [_tool_call(c.get("id"), c.get("function")) for c in message.get("tool_calls") or ()]
-            response = LlmResponse(
-                id=data.get("id") or new_id(),
-                model=data.get("model") or body["model"],
-                choices=[
-                    Choice(
-                        message=Message(
-                            role="assistant", content=message.get("content") or "", tool_calls=tool_calls
-                        ),
-                        finish_reason=choice.get("finish_reason"),
-                    )
-                ],
-                usage=_usage(data.get("usage")),
-                done=True,
+            response = _response(
+                data.get("id"),
+                data.get("model") or body["model"],
+                message.get("content") or "",
+                [_tool_call(c.get("id"), c.get("function")) for c in message.get("tool_calls") or ()],
+                choice.get("finish_reason"),
+                _usage(data.get("usage")),
             )
         except _MALFORMED as e:
             raise ServerError(f"{self._where()}: malformed response: {e!r}") from e
@@ -204,7 +197,7 @@ class OpenAIModel:
                             id=response_id,
                             object=ObjectType.CHAT_COMPLETION_CHUNK,
                             model=model,
-                            choices=[Choice(delta=Message(role="assistant", content=content))],
+                            choices=[Choice(delta=Message.assistant(content))],
                             is_partial=True,
                         )
                     for position, part in enumerate(delta.get("tool_calls") or ()):
@@ -217,17 +210,14 @@ class OpenAIModel:
                         parts.add(part.get("id"), part.get("function"))
                     if choice.get("finish_reason"):
                         finish_reason = choice["finish_reason"]
-        except openai.APIConnectionError as e:
-            # Raised while reading the body: the connection broke mid-stream (or timed out).
-            if isinstance(e, openai.APITimeoutError):
-                raise self._error(e) from e
-            raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
-        except openai.OpenAIError as e:
+        except openai.APITimeoutError as e:
             raise self._error(e) from e
         except httpx.TimeoutException as e:  # openai < 2 lets httpx's errors out of the stream unwrapped
             raise ModelTimeoutError(f"{self._where()}: the stream timed out after {chunks} chunk(s)") from e
-        except httpx.TransportError as e:
+        except (openai.APIConnectionError, httpx.TransportError) as e:  # the connection broke mid-stream
             raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
+        except openai.OpenAIError as e:
+            raise self._error(e) from e
         except _MALFORMED as e:
             raise ServerError(f"{self._where()}: malformed chunk: {e!r}") from e
         if finish_reason is None:
@@ -235,18 +225,7 @@ class OpenAIModel:
                 f"{self._where()}: the stream ended without a finish reason after {chunks} chunk(s)"
             )
         tool_calls = [calls[i].tool_call() for i in sorted(calls)]
-        yield LlmResponse(
-            id=response_id or new_id(),
-            model=model,
-            choices=[
-                Choice(
-                    message=Message(role="assistant", content="".join(text), tool_calls=tool_calls),
-                    finish_reason=finish_reason,
-                )
-            ],
-            usage=usage,
-            done=True,
-        )
+        yield _response(response_id, model, "".join(text), tool_calls, finish_reason, usage)
 
     def _where(self) -> str:
         return f"model {self._model!r} at {self._base_url}"
@@ -343,13 +322,24 @@ class _CallParts:
 
 
 def _tool_call(id: str | None, function: dict[str, Any] | None) -> ToolCall:
-    """A tool call as sent; arguments that are not JSON pass through for the runtime to report."""
+    """A tool call as sent (a fresh id if it has none); arguments that are not JSON pass through
+    for the runtime to report, and no argument text at all means no arguments."""
     function = function or {}
-    return ToolCall(
-        id=id or f"call_{new_id()[:16]}",
-        # No argument text at all means no arguments.
-        function=FunctionCall(name=function.get("name") or "", arguments=function.get("arguments") or "{}"),
-    )
+    return ToolCall.of(function.get("name") or "", function.get("arguments") or "{}", id)
+
+
+def _response(
+    id: str | None,
+    model: str,
+    content: str,
+    tool_calls: list[ToolCall],
+    finish_reason: str | None,
+    usage: Usage | None,
+) -> LlmResponse:
+    """A complete response, streamed or not; a fresh id if the server gave none."""
+    message = Message.assistant(content, tool_calls)
+    choice = Choice(message=message, finish_reason=finish_reason)
+    return LlmResponse(id=id or new_id(), model=model, choices=[choice], usage=usage, done=True)
 
 
 def _message(message: Message) -> dict[str, Any]:

@@ -70,6 +70,37 @@ def run_finished(thread: str = "t1", run: str = INV) -> dict[str, Any]:
     return {"type": "RUN_FINISHED", "threadId": thread, "runId": run}
 
 
+def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
+    """One whole text message from the agent: START, a CONTENT per delta, END."""
+    return [
+        {"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant", "name": AUTHOR},
+        *({"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": d} for d in deltas),
+        {"type": "TEXT_MESSAGE_END", "messageId": message_id},
+    ]
+
+
+def tool_call(call_id: str, name: str, arguments: str, parent: str) -> list[dict[str, Any]]:
+    """TOOL_CALL_START, ARGS (none for a call without argument text), END."""
+    start = {
+        "type": "TOOL_CALL_START",
+        "toolCallId": call_id,
+        "toolCallName": name,
+        "parentMessageId": parent,
+    }
+    args = [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": arguments}] if arguments else []
+    return [start, *args, {"type": "TOOL_CALL_END", "toolCallId": call_id}]
+
+
+def tool_result(message_id: str, call_id: str, content: str) -> dict[str, Any]:
+    return {
+        "type": "TOOL_CALL_RESULT",
+        "messageId": message_id,
+        "toolCallId": call_id,
+        "content": content,
+        "role": "tool",
+    }
+
+
 def chunk(text: str, branch: str = "", author: str = AUTHOR) -> Event:
     return Event.new(
         INV,

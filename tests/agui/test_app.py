@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
-from ag_ui.core import PROTOCOL_VERSION
 from starlette.requests import Request
 
 from adk.agents import LlmAgent
@@ -19,7 +17,19 @@ from adk.events import Event, LlmResponse, ObjectType, ToolCall
 from adk.models.base import Model
 from adk.runner import Runner
 from adk.testing import ScriptedModel
-from tests.agui.support import Hanging, post_run, run_input, serving, stable_ids, weather
+from tests.agui.support import (
+    Hanging,
+    post_run,
+    run_finished,
+    run_input,
+    run_started,
+    serving,
+    stable_ids,
+    text,
+    tool_call,
+    tool_result,
+    weather,
+)
 
 PATH = "/agui"
 
@@ -49,35 +59,15 @@ def url(runner: Runner) -> Iterator[str]:
         yield url
 
 
-def started(thread: str, run: str) -> dict[str, Any]:
-    return {"type": "RUN_STARTED", "threadId": thread, "runId": run, "protocolVersion": PROTOCOL_VERSION}
-
-
-def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
-    return [
-        {"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant", "name": "helper"},
-        *({"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": d} for d in deltas),
-        {"type": "TEXT_MESSAGE_END", "messageId": message_id},
-    ]
-
-
 WEATHER_RUN = [
-    started("t1", "r1"),
+    run_started("t1", "r1"),
     {"type": "STATE_SNAPSHOT", "snapshot": {}},
     *text("id1", "Checking"),
-    {"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "weather", "parentMessageId": "id1"},
-    {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
-    {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
-    {
-        "type": "TOOL_CALL_RESULT",
-        "messageId": "id2",
-        "toolCallId": "call_1",
-        "content": '{"city":"Paris","sky":"sunny"}',
-        "role": "tool",
-    },
+    *tool_call("call_1", "weather", '{"city": "Paris"}', parent="id1"),
+    tool_result("id2", "call_1", '{"city":"Paris","sky":"sunny"}'),
     {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},
     *text("id3", "Sunny", " in", " Paris"),
-    {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+    run_finished("t1", "r1"),
 ]
 
 
@@ -92,10 +82,10 @@ def test_the_thread_is_the_session_and_the_run_is_the_invocation(runner: Runner,
     runner.agent.model = ScriptedModel(["Still sunny"])  # type: ignore[attr-defined]
     second = post_run(url, run_input("t1", "r2", "And now?"))
     assert stable_ids(second) == [
-        started("t1", "r2"),
+        run_started("t1", "r2"),
         {"type": "STATE_SNAPSHOT", "snapshot": {"last_city": "Paris"}},
         *text("id1", "Still", " sunny"),
-        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r2"},
+        run_finished("t1", "r2"),
     ]
     session = asyncio.run(runner.session_service.get("anonymous", "t1"))
     assert session is not None

@@ -21,7 +21,10 @@ from tests.agui.support import (
     run_finished,
     run_started,
     state_update,
+    text,
+    tool_call,
     tool_response,
+    tool_result,
     weather,
     wire,
 )
@@ -58,10 +61,7 @@ async def test_streamed_deltas_become_one_text_message_ended_by_the_complete_one
     events = [chunk("Hel"), chunk(""), chunk("lo"), complete("Hello"), completion()]
     assert await translate(events) == [
         *START,
-        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hel"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "lo"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        *text("id1", "Hel", "lo"),
         run_finished(),
     ]
 
@@ -69,9 +69,7 @@ async def test_streamed_deltas_become_one_text_message_ended_by_the_complete_one
 async def test_a_message_that_was_not_streamed_is_sent_whole() -> None:
     assert await translate([complete("Hello"), completion()]) == [
         *START,
-        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hello"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        *text("id1", "Hello"),
         run_finished(),
     ]
 
@@ -88,38 +86,11 @@ async def test_tool_calls_follow_the_streamed_text_and_are_parented_to_its_messa
     events += [tool_response("call_2", '"noon"', name="clock"), completion()]
     assert await translate(events) == [
         *START,
-        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Checking"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
-        {
-            "type": "TOOL_CALL_START",
-            "toolCallId": "call_1",
-            "toolCallName": "weather",
-            "parentMessageId": "id1",
-        },
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
-        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
-        {
-            "type": "TOOL_CALL_START",
-            "toolCallId": "call_2",
-            "toolCallName": "clock",
-            "parentMessageId": "id1",
-        },
-        {"type": "TOOL_CALL_END", "toolCallId": "call_2"},
-        {
-            "type": "TOOL_CALL_RESULT",
-            "messageId": "id2",
-            "toolCallId": "call_1",
-            "content": '{"temp": 21}',
-            "role": "tool",
-        },
-        {
-            "type": "TOOL_CALL_RESULT",
-            "messageId": "id3",
-            "toolCallId": "call_2",
-            "content": '"noon"',
-            "role": "tool",
-        },
+        *text("id1", "Checking"),
+        *tool_call("call_1", "weather", '{"city": "Paris"}', parent="id1"),
+        *tool_call("call_2", "clock", "", parent="id1"),
+        tool_result("id2", "call_1", '{"temp": 21}'),
+        tool_result("id3", "call_2", '"noon"'),
         run_finished(),
     ]
 
@@ -128,14 +99,7 @@ async def test_tool_calls_without_text_get_a_parent_message_id_of_their_own() ->
     events = [complete("", ToolCall.of("weather", "{}", id="call_1")), completion()]
     assert await translate(events) == [
         *START,
-        {
-            "type": "TOOL_CALL_START",
-            "toolCallId": "call_1",
-            "toolCallName": "weather",
-            "parentMessageId": "id1",
-        },
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
+        *tool_call("call_1", "weather", "{}", parent="id1"),
         run_finished(),
     ]
 
@@ -145,9 +109,7 @@ async def test_a_complete_text_unlike_the_streamed_one_is_corrected_by_a_message
     events = [chunk("draft"), complete("final"), completion()]
     assert await translate(events, messages=client) == [
         *START,
-        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "draft"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        *text("id1", "draft"),
         {
             "type": "MESSAGES_SNAPSHOT",
             "messages": [
@@ -172,24 +134,9 @@ async def test_a_discarded_attempt_ends_its_message_and_a_snapshot_drops_it() ->
     ]
     assert await translate(events, messages=client) == [
         *START,
-        {
-            "type": "TOOL_CALL_START",
-            "toolCallId": "call_1",
-            "toolCallName": "weather",
-            "parentMessageId": "id1",
-        },
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
-        {
-            "type": "TOOL_CALL_RESULT",
-            "messageId": "id2",
-            "toolCallId": "call_1",
-            "content": "21",
-            "role": "tool",
-        },
-        {"type": "TEXT_MESSAGE_START", "messageId": "id3", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": "The wea"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id3"},
+        *tool_call("call_1", "weather", "{}", parent="id1"),
+        tool_result("id2", "call_1", "21"),
+        *text("id3", "The wea"),
         {
             "type": "MESSAGES_SNAPSHOT",
             "messages": [
@@ -209,10 +156,7 @@ async def test_a_discarded_attempt_ends_its_message_and_a_snapshot_drops_it() ->
                 {"id": "id2", "role": "tool", "content": "21", "toolCallId": "call_1"},
             ],
         },
-        {"type": "TEXT_MESSAGE_START", "messageId": "id4", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id4", "delta": "It is"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id4", "delta": " 21"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id4"},
+        *text("id4", "It is", " 21"),
         run_finished(),
     ]
 
@@ -220,9 +164,7 @@ async def test_a_discarded_attempt_ends_its_message_and_a_snapshot_drops_it() ->
 async def test_a_discard_before_any_text_went_out_sends_nothing() -> None:
     assert await translate([discarded(), complete("ok")]) == [
         *START,
-        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "ok"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        *text("id1", "ok"),
         run_finished(),
     ]
 
@@ -273,13 +215,7 @@ async def test_a_delta_riding_on_another_event_follows_that_events_translation()
     done = completion()
     done.actions.state_delta["n"] = 1
     assert (await translate([result, state_update(nothing=None), done]))[2:] == [
-        {
-            "type": "TOOL_CALL_RESULT",
-            "messageId": "id1",
-            "toolCallId": "call_1",
-            "content": "21",
-            "role": "tool",
-        },
+        tool_result("id1", "call_1", "21"),
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last", "value": 21}]},
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]},
         run_finished(),
@@ -299,9 +235,7 @@ async def test_an_error_event_is_run_error_and_nothing_follows() -> None:
 async def test_the_end_of_events_without_a_completion_ends_open_messages_and_the_run() -> None:
     assert await translate([chunk("Hel")]) == [
         *START,
-        {"type": "TEXT_MESSAGE_START", "messageId": "id1", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id1", "delta": "Hel"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+        *text("id1", "Hel"),
         run_finished(),
     ]
 
@@ -328,26 +262,9 @@ async def test_a_real_streamed_tool_run_translates_to_the_complete_sequence() ->
     out += await t.finish()
     assert wire(out) == [
         *START,
-        {
-            "type": "TOOL_CALL_START",
-            "toolCallId": "call_1",
-            "toolCallName": "weather",
-            "parentMessageId": "id1",
-        },
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": '{"city": "Paris"}'},
-        {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
-        {
-            "type": "TOOL_CALL_RESULT",
-            "messageId": "id2",
-            "toolCallId": "call_1",
-            "content": '{"city":"Paris","sky":"sunny"}',
-            "role": "tool",
-        },
+        *tool_call("call_1", "weather", '{"city": "Paris"}', parent="id1"),
+        tool_result("id2", "call_1", '{"city":"Paris","sky":"sunny"}'),
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},
-        {"type": "TEXT_MESSAGE_START", "messageId": "id3", "role": "assistant", "name": "helper"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": "Sunny"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": " in"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "id3", "delta": " Paris"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "id3"},
+        *text("id3", "Sunny", " in", " Paris"),
         run_finished(),
     ]

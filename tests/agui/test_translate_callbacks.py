@@ -176,6 +176,7 @@ async def test_continue_on_error_lets_another_replacement_win_and_logs_the_error
         ("t", "after_translate", "RUN_STARTED"),
     ]
     assert "callback Broken failed in after_translate" in caplog.text
+    assert {r.name for r in caplog.records} == {"adk.agui"}
 
 
 async def test_continue_on_error_without_a_replacement_raises_the_first_error_at_the_end() -> None:

@@ -3,7 +3,6 @@
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from adk.cli import main
 from adk.demo import DemoModel
 from adk.recovery import Testing
 from adk.sessions.sqlite import SqliteSessionService
-from adk.testing import set_testing
 
 TRANSCRIPT = """\
 adk demo: an assistant with a weather tool, a guardrail and recovery; scripted model, no API key needed
@@ -41,12 +39,6 @@ you: Thanks!
   ⇄ model primary failed (AuthenticationError: 401 API key revoked); falling back to model backup
 assistant: You're welcome! Come back when the weather changes.
 """
-
-
-@pytest.fixture
-def testing() -> Iterator[Testing]:
-    with set_testing(True) as switch:
-        yield switch
 
 
 def test_demo_plays_the_whole_conversation(capsys: pytest.CaptureFixture[str], testing: Testing) -> None:

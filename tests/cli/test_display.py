@@ -1,14 +1,13 @@
 """Display: what each kind of event and callback activity looks like in the terminal."""
 
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from adk import (
     AgentContext,
-    BaseTool,
+    Callbacks,
     Cont,
     Halt,
     LlmAgent,
@@ -18,34 +17,23 @@ from adk import (
     SequentialAgent,
     ToolCall,
     ToolContext,
-    ToolDeclaration,
 )
 from adk.cli import Display
 from adk.errors import ServerError
-from adk.testing import ScriptedModel, Stream, set_testing
+from adk.testing import ScriptedModel, Stream
+from tests._runtime import Tool
+
+pytestmark = pytest.mark.usefixtures("testing")
 
 
-class Fails(BaseTool):
-    name = "lookup"
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return ToolDeclaration(name=self.name)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        raise KeyError("missing")
-
-
-@pytest.fixture(autouse=True)
-def no_wait() -> Iterator[None]:
-    with set_testing(True):
-        yield
+def missing(args: dict[str, Any], ctx: ToolContext) -> Any:
+    raise KeyError("missing")
 
 
 async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     display = Display(out, err, color=False)
-    runner.callbacks = runner.callbacks.of([display]) + runner.callbacks
+    runner.callbacks = Callbacks.of([display]) + runner.callbacks
     with display.watching():
         async for event in runner.run("u", "s", message, stream=stream):
             display.show(event)
@@ -54,7 +42,7 @@ async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> 
 
 async def test_streamed_text_then_a_failed_tool_call() -> None:
     model = ScriptedModel([LlmResponse.calls(ToolCall.of("lookup", '{"key": "x"}')), "no luck today"])
-    out, err = await shown(Runner(LlmAgent("bot", model=model, tools=[Fails()])))
+    out, err = await shown(Runner(LlmAgent("bot", model=model, tools=[Tool("lookup", missing)])))
     assert out == ("  ⚙ lookup(key=\"x\")\n  ✗ lookup: Error: KeyError: 'missing'\nbot: no luck today\n")
     assert err == ""
 

@@ -31,7 +31,6 @@ from adk.events import FunctionCall, LlmResponse, Message, ObjectType, ToolCall,
 from adk.models.base import LlmRequest
 from adk.models.openai import OpenAIModel
 from adk.recovery import Testing
-from adk.testing import set_testing
 
 KEY = "sk-test-4f3a9c1e7b2d"
 URL = "http://fake.test/v1"
@@ -691,12 +690,6 @@ async def test_the_key_is_not_in_errors_or_logs_even_when_the_server_echoes_it(
 
 
 # --- through LlmAgent and Runner -----------------------------------------------------------------
-
-
-@pytest.fixture
-def testing() -> Iterator[Testing]:
-    with set_testing(True) as switch:
-        yield switch
 
 
 @tool

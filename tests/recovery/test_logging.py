@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import tenacity
 
-from adk import LlmAgent, LlmResponse, Runner, ToolCall
+from adk import LlmAgent, LlmResponse, Runner, ToolCall, ToolContext
 from adk.errors import AuthenticationError, ServerError
 from adk.recovery import FallbackModels, FixedFallback, RetryPolicy, Testing
 from adk.testing import ScriptedModel
-from tests.recovery.conftest import FnTool
+from tests._runtime import Tool
 
 
 def run(runner: Runner) -> None:
@@ -67,12 +67,12 @@ def test_a_fallback_result(caplog: pytest.LogCaptureFixture, testing: Testing) -
 def test_a_tool_retry(caplog: pytest.LogCaptureFixture, testing: Testing) -> None:
     failures = [ConnectionError("reset")]
 
-    async def fetch(args: dict[str, Any]) -> str:
+    async def fetch(args: dict[str, Any], ctx: ToolContext) -> str:
         if failures:
             raise failures.pop()
         return "page"
 
-    tool = FnTool("fetch", fetch, idempotent=True)
+    tool = Tool("fetch", fetch, idempotent=True)
     model = ScriptedModel([LlmResponse.calls(ToolCall.of("fetch", id="c1")), "done"])
     runner = Runner(LlmAgent("a", model=model, tools=[tool]))
     with caplog.at_level(logging.INFO, logger="adk.recovery"):

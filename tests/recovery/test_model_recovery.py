@@ -21,14 +21,10 @@ from adk import (
 from adk.errors import BadRequestError, RateLimitError, ServerError
 from adk.recovery import CircuitBreaker, FallbackModels, FixedFallback, RetryThenFallback, Testing
 from adk.testing import ScriptedModel, Stream, set_testing
-
-from .conftest import Recorder
+from tests._runtime import run
+from tests.recovery.support import Recorder
 
 FIXED = RetryPolicy(wait=tenacity.wait_fixed(0.5))
-
-
-async def run(runner: Runner, message: str = "hi", **kw: object) -> list:
-    return [e async for e in runner.run("u", "s", message, **kw)]  # type: ignore[arg-type]
 
 
 async def test_rate_limit_honours_retry_after_then_succeeds(testing: Testing) -> None:

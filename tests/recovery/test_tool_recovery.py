@@ -8,8 +8,8 @@ from typing import Any
 from adk import Fallback, LlmAgent, LlmResponse, Raise, Retry, Runner, ToolCall, ToolContext, ToolRetry
 from adk.recovery import Testing
 from adk.testing import ScriptedModel
-
-from .conftest import FnTool, Recorder
+from tests._runtime import Tool, run
+from tests.recovery.support import Recorder
 
 
 def call(name: str, args: str = "{}") -> LlmResponse:
@@ -17,16 +17,12 @@ def call(name: str, args: str = "{}") -> LlmResponse:
 
 
 def flaky(failures: list[Exception], result: Any = "done") -> Any:
-    async def fn(args: dict[str, Any]) -> Any:
+    async def fn(args: dict[str, Any], ctx: ToolContext) -> Any:
         if failures:
             raise failures.pop(0)
         return result
 
     return fn
-
-
-async def run(agent: LlmAgent) -> list:
-    return [e async for e in Runner(agent).run("u", "s", "go")]
 
 
 async def test_tool_fails_then_succeeds_under_an_explicit_retry(testing: Testing) -> None:
@@ -36,42 +32,42 @@ async def test_tool_fails_then_succeeds_under_an_explicit_retry(testing: Testing
                 return Retry(dataclasses.replace(ctx, args={"fixed": True}))
             return Raise(error)
 
-    tool = FnTool("t", flaky([ValueError("bad")]))
+    tool = Tool("t", flaky([ValueError("bad")]))
     rec = Recorder()
     model = ScriptedModel([call("t"), "ok"])
-    events = await run(LlmAgent("a", model=model, tools=[tool], callbacks=[rec, RetryOnce]))
+    events = await run(Runner(LlmAgent("a", model=model, tools=[tool], callbacks=[rec, RetryOnce])))
     assert [t for t in rec.trace if "tool" in t[0]] == [
         ("before_tool", "t", 1),
         ("on_tool_error", "t:ValueError", 1),
         ("after_tool", "t", 2),
     ]
-    assert tool.runs == [{}, {"fixed": True}]
+    assert tool.calls == [{}, {"fixed": True}]
     assert model.requests[1].messages[-1].content == "done"
     assert events[-2].content == "ok"
 
 
 async def test_non_idempotent_tool_is_not_retried_by_default(testing: Testing) -> None:
-    tool = FnTool("t", flaky([ConnectionError("reset")]))
+    tool = Tool("t", flaky([ConnectionError("reset")]))
     model = ScriptedModel([call("t"), "ok"])
-    await run(LlmAgent("a", model=model, tools=[tool]))
-    assert len(tool.runs) == 1
+    await run(Runner(LlmAgent("a", model=model, tools=[tool])))
+    assert len(tool.calls) == 1
     assert model.requests[1].messages[-1].content == "Error: ConnectionError: reset"
 
 
 async def test_idempotent_tool_is_retried_on_transient_errors(testing: Testing) -> None:
-    tool = FnTool("t", flaky([ConnectionError("reset")]), idempotent=True)
+    tool = Tool("t", flaky([ConnectionError("reset")]), idempotent=True)
     model = ScriptedModel([call("t"), "ok"])
-    await run(LlmAgent("a", model=model, tools=[tool]))
-    assert len(tool.runs) == 2
+    await run(Runner(LlmAgent("a", model=model, tools=[tool])))
+    assert len(tool.calls) == 2
     assert model.requests[1].messages[-1].content == "done"
     assert len(testing.waits) == 1
 
 
 async def test_tool_retry_asks_the_model_to_correct_within_its_bound(testing: Testing) -> None:
-    tool = FnTool("t", flaky([ToolRetry("use an ISO date")] * 3))
+    tool = Tool("t", flaky([ToolRetry("use an ISO date")] * 3))
     tool.max_retries = 1
     model = ScriptedModel([call("t"), call("t"), "giving up"])
-    events = await run(LlmAgent("a", model=model, tools=[tool]))
+    events = await run(Runner(LlmAgent("a", model=model, tools=[tool])))
     first = model.requests[1].messages[-1].content
     second = model.requests[2].messages[-1].content
     assert first == "Error: use an ISO date. Correct the call and try again."
@@ -89,8 +85,8 @@ async def test_fallback_result_for_a_failing_tool_goes_through_after_tool(testin
 
     rec = Recorder()
     model = ScriptedModel([call("t"), "ok"])
-    tool = FnTool("t", flaky([RuntimeError("x")]))
-    await run(LlmAgent("a", model=model, tools=[tool], callbacks=[rec, Default]))
+    tool = Tool("t", flaky([RuntimeError("x")]))
+    await run(Runner(LlmAgent("a", model=model, tools=[tool], callbacks=[rec, Default])))
     assert [t[0] for t in rec.trace if "tool" in t[0]] == ["before_tool", "on_tool_error", "after_tool"]
     assert model.requests[1].messages[-1].content == "default for t"
 
@@ -100,10 +96,10 @@ async def test_explicit_tool_retry_is_bounded(testing: Testing) -> None:
         def on_tool_error(self, error: Exception, ctx: ToolContext) -> Retry[ToolContext]:
             return Retry(ctx)
 
-    tool = FnTool("t", flaky([RuntimeError(str(i)) for i in range(10)]))
+    tool = Tool("t", flaky([RuntimeError(str(i)) for i in range(10)]))
     model = ScriptedModel([call("t"), "ok"])
-    events = await run(LlmAgent("a", model=model, tools=[tool], callbacks=[Always]))
-    assert len(tool.runs) == 3  # the default policy's stop_after_attempt(3)
+    events = await run(Runner(LlmAgent("a", model=model, tools=[tool], callbacks=[Always])))
+    assert len(tool.calls) == 3  # the default policy's stop_after_attempt(3)
     result = next(e for e in events if e.object == "tool.response")
     assert result.error is not None and result.error.type == "RetriesExhausted"
     assert result.error.where == "tool:t"

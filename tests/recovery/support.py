@@ -1,19 +1,10 @@
+"""`Recorder`: the (hook, model or tool, attempt) trace of a run's model and tool hooks."""
+
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-import pytest
-
-from adk import BaseTool, Cont, Event, LlmResponse, ModelContext, Raise, ToolContext, ToolDeclaration
-from adk.recovery import Testing
-from adk.testing import set_testing
-
-
-@pytest.fixture
-def testing() -> Iterator[Testing]:
-    with set_testing(True) as switch:
-        yield switch
+from adk import Cont, LlmResponse, ModelContext, Raise, ToolContext
 
 
 class Recorder:
@@ -45,27 +36,3 @@ class Recorder:
     def on_tool_error(self, error: Exception, ctx: ToolContext) -> Raise:
         self.trace.append(("on_tool_error", f"{ctx.tool.name}:{type(error).__name__}", ctx.attempt))
         return Raise(error)
-
-
-class FnTool(BaseTool):
-    """A tool around a function of its arguments, counting its runs."""
-
-    def __init__(
-        self, name: str, fn: Callable[[dict[str, Any]], Awaitable[Any]], *, idempotent: bool = False
-    ) -> None:
-        self.name = name
-        self.fn = fn
-        self.idempotent = idempotent
-        self.runs: list[dict[str, Any]] = []
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return ToolDeclaration(name=self.name)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        self.runs.append(args)
-        return await self.fn(args)
-
-
-def objects(events: list[Event]) -> list[str]:
-    return [e.object for e in events]
