@@ -160,20 +160,25 @@ def _failed_state(error: Exception, attempt: int) -> RetryCallState:
 class Attempts:
     """The attempts of one envelope: whether another may start, and how long to wait first."""
 
-    __slots__ = ("_policy", "_state")
+    __slots__ = ("_policy", "_start", "_state")
 
     def __init__(self, policy: RetryPolicy) -> None:
         self._policy = policy
-        self._state = _fresh_state()
+        # tenacity's state is built at the first failure: most calls never fail, and it is not cheap.
+        self._start = time.monotonic()
+        self._state: RetryCallState | None = None
 
     @property
     def number(self) -> int:
         """The number of the attempt in progress (1 for the first)."""
-        return self._state.attempt_number
+        return 1 if self._state is None else self._state.attempt_number
 
     def failed(self, error: Exception, delay: float | None = None) -> float | None:
         """Record the failure of the current attempt; the wait before the next, or None to stop."""
         state = self._state
+        if state is None:
+            state = self._state = _fresh_state()
+            state.start_time = self._start
         state.set_exception((type(error), error, error.__traceback__))
         cap = _testing.attempts
         if (cap is not None and state.attempt_number >= cap) or self._policy.stop(state):
@@ -190,7 +195,8 @@ class Attempts:
 
     def restart(self) -> None:
         """Count afresh: the retry goes to another model, which gets its own bound."""
-        self._state = _fresh_state()
+        self._start = time.monotonic()
+        self._state = None
 
 
 async def recover(

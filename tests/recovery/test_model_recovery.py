@@ -258,3 +258,23 @@ async def test_testing_switch_caps_attempts_and_restores() -> None:
             assert not adk.recovery._testing.enabled
         assert adk.recovery._testing is switch
     assert adk.recovery._testing is not switch
+
+
+async def test_stop_after_delay_counts_the_first_attempt(
+    testing: Testing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    clock = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+
+    def slow_failure(request: object) -> str:
+        clock[0] += 10  # the first attempt "takes" ten seconds, then fails
+        raise ServerError("500")
+
+    model = ScriptedModel([slow_failure, "never"])
+    policy = RetryPolicy(stop=tenacity.stop_after_delay(5), wait=tenacity.wait_fixed(0))
+    events = await run(Runner(LlmAgent("a", model=model), retry_policy=policy))
+    assert len(model.requests) == 1  # 10 s already spent: the 5 s budget allows no retry
+    assert events[-1].error is not None
+    assert events[-1].error.type == "RetriesExhausted"
