@@ -10,6 +10,7 @@ chain that runs hooks.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from types import ModuleType
@@ -90,6 +91,7 @@ def bad_result(owner: object, hook: str, result: object, allowed: str) -> Callba
     return CallbackError(callback_name(owner), hook, problem)
 
 
+@functools.lru_cache(maxsize=4096)  # callbacks given per run repeat their names: difflib is slow
 def _misspelt(name: str) -> str | None:
     if name.startswith("_") or name in HOOKS:
         return None
@@ -99,6 +101,16 @@ def _misspelt(name: str) -> str | None:
 
 def is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling `fn` gives a coroutine: an `async def`, or an object whose `__call__` is one."""
+    func = getattr(fn, "__func__", None)  # a bound method: the answer is its function's
+    return _is_async(fn) if func is None else _function_is_async(func)
+
+
+@functools.lru_cache(maxsize=4096)  # callbacks given per run repeat their methods: inspect is slow
+def _function_is_async(func: Callable[..., Any]) -> bool:
+    return _is_async(func)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
     # Unwrapped too: a sync decorator (functools.wraps) around an `async def` still returns a coroutine.
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)):
         return True
