@@ -19,7 +19,7 @@ from adk.agents import LlmAgent
 from adk.callbacks.results import Cont, Halt
 from adk.context import ModelContext
 from adk.errors import AuthenticationError, ServerError
-from adk.events import Choice, LlmResponse, Message, ObjectType, ToolCall
+from adk.events import LlmResponse, Message, ToolCall
 from adk.models.base import LlmRequest, Model
 from adk.recovery import RetryPolicy, RetryThenFallback
 from adk.tools import tool
@@ -91,16 +91,10 @@ class DemoModel:
     async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
         response = self.answer(request)
         if request.stream and response.content:
-            for i, word in enumerate(response.content.split(" ")):
+            for chunk in response.word_chunks():
                 if self.pace:
                     await asyncio.sleep(self.pace)
-                yield LlmResponse(
-                    id=response.id,
-                    object=ObjectType.CHAT_COMPLETION_CHUNK,
-                    model=self.name,
-                    choices=[Choice(delta=Message.assistant(word if i == 0 else " " + word))],
-                    is_partial=True,
-                )
+                yield chunk
         yield response
 
 

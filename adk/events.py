@@ -163,6 +163,24 @@ class LlmResponse(_Model):
         message = Message.assistant(content, list(tool_calls))
         return cls(choices=[Choice(message=message, finish_reason="tool_calls")], **fields)
 
+    @classmethod
+    def chunk(cls, text: str, **fields: Any) -> Self:
+        """A streamed chunk (partial) whose delta is the assistant's `text`."""
+        return cls(
+            object=ObjectType.CHAT_COMPLETION_CHUNK,
+            choices=[Choice(delta=Message.assistant(text))],
+            is_partial=True,
+            **fields,
+        )
+
+    def word_chunks(self) -> list[LlmResponse]:
+        """This response's text as streamed chunks, word by word (for scripted and demo models)."""
+        words = self.content.split(" ")
+        return [
+            LlmResponse.chunk(word if i == 0 else " " + word, id=self.id, model=self.model)
+            for i, word in enumerate(words)
+        ]
+
     @property
     def message(self) -> Message | None:
         """The first choice's full message, if any."""

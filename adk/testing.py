@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from adk.errors import AdkError
-from adk.events import Choice, LlmResponse, Message, ObjectType, new_id
+from adk.events import LlmResponse
 from adk.models.base import LlmRequest
 from adk.recovery import set_testing
 
@@ -81,7 +81,7 @@ class ScriptedModel:
             raise step
         if isinstance(step, Stream):
             for text in step.chunks:
-                yield _chunk("", self._name, text)
+                yield LlmResponse.chunk(text, model=self._name)
             if step.error is not None:
                 raise step.error
             step = "".join(step.chunks)
@@ -90,16 +90,6 @@ class ScriptedModel:
             answer = await answer
         response = LlmResponse.text(answer, model=self._name) if isinstance(answer, str) else answer
         if request.stream and response.content and not response.is_partial:
-            for i, word in enumerate(response.content.split(" ")):
-                yield _chunk(response.id, response.model, word if i == 0 else " " + word)
+            for chunk in response.word_chunks():
+                yield chunk
         yield response
-
-
-def _chunk(id: str, model: str, text: str) -> LlmResponse:
-    return LlmResponse(
-        id=id or new_id(),
-        object=ObjectType.CHAT_COMPLETION_CHUNK,
-        model=model,
-        choices=[Choice(delta=Message.assistant(text))],
-        is_partial=True,
-    )

@@ -15,7 +15,7 @@ from ag_ui.core import BaseEvent, RunErrorEvent
 from adk.agents import LlmAgent
 from adk.agui import TranslateContext, serve
 from adk.context import ToolContext
-from adk.events import Choice, LlmResponse, Message, ObjectType, ToolCall
+from adk.events import LlmResponse, ToolCall
 from adk.models.base import LlmRequest
 from adk.tools import tool
 
@@ -43,11 +43,8 @@ class StandInModel:
         else:
             response = LlmResponse.text(f"Ask me about the weather somewhere. You said: {last.content}")
         if request.stream:  # stream the text word by word, then the complete response
-            for i, word in enumerate(response.content.split(" ")):
-                delta = Message.assistant(word if i == 0 else f" {word}")
-                yield LlmResponse(
-                    object=ObjectType.CHAT_COMPLETION_CHUNK, choices=[Choice(delta=delta)], is_partial=True
-                )
+            for chunk in response.word_chunks():
+                yield chunk
         yield response
 
 

@@ -294,3 +294,18 @@ def test_error_info_of_an_exception() -> None:
     assert ErrorInfo.of(TimeoutError("slow"), "model") == ErrorInfo(
         type="TimeoutError", message="slow", where="model"
     )
+
+
+def test_chunk_and_word_chunks() -> None:
+    chunk = LlmResponse.chunk("Hel", model="m")
+    assert (chunk.object, chunk.is_partial, chunk.content, chunk.model) == (
+        "chat.completion.chunk",
+        True,
+        "Hel",
+        "m",
+    )
+    assert chunk.message is None
+    response = LlmResponse.text("Hello big world", model="m")
+    chunks = response.word_chunks()
+    assert [c.content for c in chunks] == ["Hello", " big", " world"]
+    assert {(c.id, c.model, c.is_partial) for c in chunks} == {(response.id, "m", True)}

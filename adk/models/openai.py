@@ -26,7 +26,7 @@ from adk.errors import (
     ServerError,
     StreamInterruptedError,
 )
-from adk.events import Choice, LlmResponse, Message, ObjectType, ToolCall, Usage, new_id
+from adk.events import Choice, LlmResponse, Message, ToolCall, Usage, new_id
 from adk.models.base import LlmRequest
 
 __all__ = ["OpenAIModel"]
@@ -193,13 +193,7 @@ class OpenAIModel:
                     delta = choice.get("delta") or {}
                     if content := delta.get("content"):
                         text.append(content)
-                        yield LlmResponse(
-                            id=response_id,
-                            object=ObjectType.CHAT_COMPLETION_CHUNK,
-                            model=model,
-                            choices=[Choice(delta=Message.assistant(content))],
-                            is_partial=True,
-                        )
+                        yield LlmResponse.chunk(content, id=response_id, model=model)
                     for position, part in enumerate(delta.get("tool_calls") or ()):
                         index = part.get("index")
                         if index is None:

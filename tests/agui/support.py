@@ -25,7 +25,6 @@ from adk.events import (
     Choice,
     ErrorInfo,
     Event,
-    EventActions,
     LlmResponse,
     Message,
     ObjectType,
@@ -102,14 +101,7 @@ def tool_result(message_id: str, call_id: str, content: str) -> dict[str, Any]:
 
 
 def chunk(text: str, branch: str = "", author: str = AUTHOR) -> Event:
-    return Event.new(
-        INV,
-        author,
-        branch=branch,
-        object=ObjectType.CHAT_COMPLETION_CHUNK,
-        choices=[Choice(delta=Message.assistant(text))],
-        is_partial=True,
-    )
+    return Event.from_response(INV, author, LlmResponse.chunk(text), branch=branch)
 
 
 def complete(text: str = "", *calls: ToolCall, branch: str = "", author: str = AUTHOR) -> Event:
@@ -127,7 +119,7 @@ def discarded(branch: str = "") -> Event:
 
 
 def state_update(**delta: Any) -> Event:
-    return Event.new(INV, AUTHOR, object=ObjectType.STATE_UPDATE, actions=EventActions(state_delta=delta))
+    return Event.state_update(INV, AUTHOR, delta)
 
 
 def error(message: str = "boom", where: str | None = "model:scripted") -> Event:
@@ -164,10 +156,7 @@ class FlakyStream:
     async def generate(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
         if not self.failed:
             self.failed = True
-            delta = Message.assistant(self.partial)
-            yield LlmResponse(
-                object=ObjectType.CHAT_COMPLETION_CHUNK, choices=[Choice(delta=delta)], is_partial=True
-            )
+            yield LlmResponse.chunk(self.partial)
             raise ServerError("upstream reset", status_code=502)
         async for response in self.script.generate(request):
             yield response
