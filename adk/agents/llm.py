@@ -256,20 +256,9 @@ class LlmAgent(BaseAgent):
         """One tool envelope, ending in a `tool.response` event (a result or an error for the model)."""
         token = _current_tool_call_id.set(call.id)
         name = call.function.name
-        tool = self.tools.get(name)
-        tctx = ToolContext(
-            ctx.invocation, self, ctx.branch, tool or _MissingTool(name, self.tools), {}, call.id
-        )
-        error: Exception | None = None
-        result: Any = None
+        tool, args, error = self._prepare(call)
+        tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)
         try:
-            try:
-                if tool is None:
-                    raise _MissingTool(name, self.tools).error()
-                args = parse_arguments(name, call.function.arguments)
-                tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)  # replace() is slow
-            except (ToolArgumentsError, ToolNotFoundError) as e:
-                error = e
             if error is None:
                 halted, result, tctx = await self._before_tool(hooks, tctx)
                 if not halted:
@@ -292,6 +281,18 @@ class LlmAgent(BaseAgent):
             choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
             error=info,
         )
+
+    def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
+        """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
+        name = call.function.name
+        tool = self.tools.get(name)
+        if tool is None:
+            missing = _MissingTool(name, self.tools)
+            return missing, {}, missing.error()
+        try:
+            return tool, parse_arguments(name, call.function.arguments), None
+        except ToolArgumentsError as e:
+            return tool, {}, e
 
     def _error_text(self, ctx: AgentContext, tool: BaseTool, error: Exception) -> str:
         """What the model is told of a failed tool call; a `ToolRetry` asks it to correct the call."""
