@@ -11,6 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, S
 from typing import Any
 
 from adk.agents.base import BaseAgent
+from adk.agents.resume import RESUMING, finish_calls, pending_calls
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
@@ -148,6 +149,16 @@ class LlmAgent(BaseAgent):
             recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
+        if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
+            pending = pending_calls(ctx)
+            if pending is None:
+                return
+            finished = await finish_calls(
+                ctx, pending, self.tools, lambda call: self._call_tool(ctx, call, recovery, policy)
+            )
+            for result in finished:
+                yield result
+                messages.extend(c.message for c in result.choices if c.message is not None)
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
