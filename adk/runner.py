@@ -32,13 +32,15 @@ class _Claim:
     """A run's hold on its session: its lease owner token, and a weak reference to its iterator.
 
     An iterator the caller dropped (a plain `break`) frees the session at once for this runner,
-    which takes its lease over, although asyncio closes the generator only later.
+    which takes its lease over, although asyncio closes the generator only later; so does a run
+    that ended but could not release its lease (the store failing).
     """
 
-    __slots__ = ("owner", "run")
+    __slots__ = ("ended", "owner", "run")
 
     def __init__(self) -> None:
         self.owner = new_id()
+        self.ended = False
 
     run: weakref.ref[AsyncGenerator[Event, None]]
 
@@ -171,10 +173,11 @@ class Runner:
         invocation_id: str | None,
     ) -> AsyncGenerator[Event, None]:
         active = self._active.get(key)
-        if active is not None and active.run() is not None:
+        if active is not None and not active.ended and active.run() is not None:
             raise busy(*key)
         self._active[key] = claim
         store = self.session_service
+        released = False
         try:
             try:
                 session = await store.acquire(
@@ -193,12 +196,15 @@ class Runner:
                         yield event
             finally:
                 renewal.cancel()
+                claim.ended = True
                 try:
                     await store.release(session)
+                    released = True
                 except Exception:
                     log.warning("could not release the lease of session %r", key[1], exc_info=True)
         finally:
-            if self._active.get(key) is claim:
+            # A lease not released stays claimed here, so that this runner's next run takes it over.
+            if self._active.get(key) is claim and (released or not claim.ended):
                 del self._active[key]
 
     async def _invoke(
