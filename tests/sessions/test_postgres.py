@@ -1,0 +1,142 @@
+"""What only the PostgreSQL store promises: clear connection errors, surviving a server restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk.agents import LlmAgent
+from adk.context import ToolContext
+from adk.events import Event
+from adk.runner import Runner
+from adk.sessions.postgres import PostgresSessionService
+from adk.testing import ScriptedModel
+from tests import postgres
+from tests._runtime import Tool, call, calls, summary
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+async def schema() -> Any:
+    postgres.require()
+    async with postgres.fresh_schema() as name:
+        yield name
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://root@127.0.0.1/test", "is not a PostgreSQL URL: expected postgresql://user[:password]@host"),
+        ("postgresql://", "is not a PostgreSQL URL"),
+    ],
+)
+def test_a_malformed_url_is_one_clear_line(url: str, message: str) -> None:
+    with pytest.raises(ValueError, match="session store URL") as caught:
+        PostgresSessionService(url)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("user", "database", "message"),
+    [
+        ("postgres", "nosuchdb_adk", 'database "nosuchdb_adk" does not exist'),
+        ("nosuchrole_adk", "test", 'role "nosuchrole_adk" does not exist'),
+    ],
+)
+async def test_a_server_that_refuses_is_one_clear_line_without_the_password(
+    schema: str, user: str, database: str, message: str
+) -> None:
+    server = urllib.parse.urlsplit(postgres.URL)
+    store = PostgresSessionService(
+        f"postgresql://{user}:s3cret@{server.hostname}:{server.port}/{database}", schema=schema
+    )
+    with pytest.raises(ConnectionError) as caught:
+        await store.get("u", "s")
+    text = str(caught.value)
+    assert text.startswith(f"cannot open session store postgresql://{user}:***@") and message in text
+    assert "s3cret" not in text and "\n" not in text
+    assert "s3cret" not in repr(store)
+
+
+async def test_a_port_with_no_server_is_one_clear_line() -> None:
+    store = PostgresSessionService("postgresql://postgres:pw@127.0.0.1:1/test")
+    with pytest.raises(ConnectionError, match=r"cannot open session store postgresql://postgres:\*\*\*@127.0.0.1:1/test: ") as caught:
+        await store.get("u", "s")
+    assert "\n" not in str(caught.value)
+
+
+async def test_events_written_by_the_first_adk_load(schema: str) -> None:
+    written = json.loads((FIXTURES / "v1_events.json").read_text())
+    async with PostgresSessionService(postgres.URL, schema=schema) as store:
+        session = await store.acquire("u", "s", "me")
+        for row in written:
+            await store.append_event(session, Event.model_validate(row))
+        stored = await store.get("u", "s")
+    assert stored is not None
+    assert [e.model_dump(mode="json") for e in stored.events] == written
+
+
+async def test_text_with_nul_characters_is_stored_and_read_back(schema: str) -> None:
+    runner_text = "before\x00after \u2603"
+    async with PostgresSessionService(postgres.URL, schema=schema) as store:
+        runner = Runner(LlmAgent("root", model=ScriptedModel([runner_text])), session_service=store)
+        events = [e async for e in runner.run("u", "s", "a\x00b")]
+        stored = await store.get("u", "s")
+    assert stored is not None
+    assert [e.content for e in stored.events] == ["a\x00b", runner_text, ""]
+    assert stored.events == events
+
+
+def _cluster() -> list[str]:
+    version = sorted(os.listdir("/etc/postgresql"))[-1]
+    return [version, "main"]
+
+
+def _cluster_do(action: str) -> None:
+    command = ["pg_ctlcluster", "--skip-systemctl-redirect", *_cluster(), action]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("pg_ctlcluster") is None, reason="no pg_ctlcluster to restart the server")
+async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_pool_recovers(schema: str) -> None:
+    async def restart(args: dict[str, Any], ctx: ToolContext) -> str:
+        await asyncio.to_thread(_cluster_do, args["action"])
+        return "done"
+
+    model = ScriptedModel(
+        [
+            calls(call("server", "c1", action="restart")),  # between two statements: nothing is lost
+            "still here",
+            calls(call("server", "c2", action="stop")),  # down when the result is stored
+            "back",
+        ]
+    )
+    store = PostgresSessionService(postgres.URL, schema=schema, min_size=2, max_size=2)
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("server", restart)]), session_service=store)
+    try:
+        events = [e async for e in runner.run("u", "s", "hi")]
+        assert summary(events[-1]) == ("done", "root")
+
+        events = [e async for e in runner.run("u", "s", "stop it")]
+        assert [summary(e)[0] for e in events] == ["model", "model", "error"]
+        assert events[-1].error is not None and events[-1].error.where == "store"
+
+        await asyncio.to_thread(_cluster_do, "start")
+        events = [e async for e in runner.run("u", "s", "again")]
+        assert [summary(e) for e in events] == [("model", "user", "again"), ("model", "root", "back"), ("done", "root")]
+        stored = await store.get("u", "s")
+        assert stored is not None
+        # the tool result of the stopped run was not stored; the run that ended then left no gap
+        assert [e.content for e in stored.events][-5:] == ["stop it", "", "again", "back", ""]
+    finally:
+        await store.close()
+        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *_cluster(), "start"], capture_output=True)
