@@ -61,15 +61,16 @@ def _schema(s: str) -> list[str]:
 class PostgresSessionService:
     """Sessions in PostgreSQL at `url` (`postgresql://user:password@host:port/database`).
 
-    Connects on first use. `schema` names the PostgreSQL schema that holds adk's tables;
-    `timeout` bounds each statement, in seconds. Close with `await close()` or `async with`.
+    Connects on first use. `schema` names the PostgreSQL schema that holds adk's tables (a
+    `?schema=NAME` in the URL says the same); `timeout` bounds each statement, in seconds.
+    Close with `await close()` or `async with`.
     """
 
     def __init__(
         self,
         url: str,
         *,
-        schema: str = "adk",
+        schema: str | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
         min_size: int = 1,
         max_size: int = 10,
@@ -81,6 +82,13 @@ class PostgresSessionService:
                 f"session store URL {_redacted(url)!r} is not a PostgreSQL URL:"
                 " expected postgresql://user[:password]@host[:port]/database"
             )
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        named = [value for key, value in query if key == "schema"]
+        if named:
+            url = urllib.parse.urlunsplit(
+                parts._replace(query=urllib.parse.urlencode([(k, v) for k, v in query if k != "schema"]))
+            )
+        schema = schema or (named[-1] if named else "adk")
         if not _NAME.fullmatch(schema):
             raise ValueError(f"schema name {schema!r}: use lower-case letters, digits and underscores")
         self.url = url
