@@ -28,6 +28,9 @@ __all__ = ["PostgresSessionService"]
 
 _SCHEMA_VERSION = 1
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+_BATCH = 500
+_Append = tuple[str, str, int, float, str | None, str | None, str | None, str]
+"""One append's values: user id, session id, seq it follows, time, changes, deleted keys, lease, event."""
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
@@ -113,13 +116,25 @@ class PostgresSessionService:
             f" SELECT state::text, updated_at, (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
             f" FROM {s}.events WHERE session = t.pk)::text FROM t"
         )
+        # Appends waiting while others are in flight go together, in one statement (group commit):
+        # each event is applied with its delta, or refused, as if alone.
         self._sql_append = (
-            f"WITH t AS (UPDATE {s}.sessions SET last_seq = last_seq + 1, updated_at = $4,"
-            f" state = CASE WHEN $5::jsonb IS NULL THEN state ELSE (state || $5::jsonb) - $6::text[] END"
-            f" WHERE user_id = $1 AND id = $2 AND last_seq = $3 AND (lease_owner IS NULL"
-            f" OR lease_owner = $7 OR lease_expires <= clock_timestamp()) RETURNING pk, last_seq)"
-            f" INSERT INTO {s}.events (session, seq, event) SELECT pk, last_seq, $8::json FROM t"
+            f"WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[],"
+            f" $5::jsonb[], $6::jsonb[], $7::text[], $8::json[], $9::int[])"
+            f" AS i (user_id, id, seq, updated_at, changes, deleted, lease, event, n)),"
+            f" t AS (UPDATE {s}.sessions s SET last_seq = s.last_seq + 1, updated_at = i.updated_at,"
+            f" state = CASE WHEN i.changes IS NULL THEN s.state"
+            f" ELSE (s.state || i.changes) - ARRAY(SELECT jsonb_array_elements_text(i.deleted)) END"
+            f" FROM i WHERE s.user_id = i.user_id AND s.id = i.id AND s.last_seq = i.seq"
+            f" AND (s.lease_owner IS NULL OR s.lease_owner = i.lease OR s.lease_expires <= clock_timestamp())"
+            f" RETURNING s.pk, s.last_seq, i.event, i.n),"
+            f" e AS (INSERT INTO {s}.events (session, seq, event) SELECT pk, last_seq, event FROM t)"
+            f" SELECT n FROM t"
         )
+        self._waiting: list[tuple[_Append, asyncio.Future[bool]]] = []
+        self._flushing = 0
+        self._alone = 0
+        """How many of the next appends go one at a time: those of a batch that failed."""
 
     async def _connect(self) -> asyncpg.Pool[Any]:
         pool = self._pool
@@ -189,26 +204,43 @@ class PostgresSessionService:
             return
         text = _event_json(event)
         delta = event.actions.state_delta
-        changes: str | None = None
-        deleted: list[str] = []
+        changes = deleted = None
         if delta:
             changes = pydantic_core.to_json({k: v for k, v in delta.items() if v is not None}).decode()
-            deleted = [k for k, v in delta.items() if v is None]
+            deleted = pydantic_core.to_json([k for k, v in delta.items() if v is None]).decode()
+        row = (session.user_id, session.id, session.last_seq, event.timestamp, changes, deleted, session.lease, text)
         pool = await self._connect()
-        status = await pool.execute(
-            self._sql_append,
-            session.user_id,
-            session.id,
-            session.last_seq,
-            event.timestamp,
-            changes,
-            deleted,
-            session.lease,
-            text,
-        )
-        if status != "INSERT 0 1":
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting.append((row, done))
+        if self._flushing < self._sizes[1]:
+            self._flushing += 1
+            asyncio.get_running_loop().create_task(self._flush(pool))
+        if not await done:
             await self._refused(pool, session)
         apply_event(session, event)
+
+    async def _flush(self, pool: asyncpg.Pool[Any]) -> None:
+        """Send the appends waiting, in batches, until none is left."""
+        try:
+            while self._waiting:
+                size = _BATCH
+                if self._alone:
+                    size, self._alone = 1, self._alone - 1
+                batch, self._waiting = self._waiting[:size], self._waiting[size:]
+                try:
+                    columns = [list(c) for c in zip(*(row for row, _ in batch), strict=True)]
+                    stored = {n for (n,) in await pool.fetch(self._sql_append, *columns, list(range(len(batch))))}
+                except Exception as error:
+                    if len(batch) == 1:
+                        _settle(batch[0][1], error=error)
+                    else:  # one bad append (or a lost connection) fails them all: each goes alone
+                        self._waiting[:0] = batch
+                        self._alone += len(batch)
+                    continue
+                for n, (_, done) in enumerate(batch):
+                    _settle(done, n in stored)
+        finally:
+            self._flushing -= 1
 
     async def _refused(self, pool: asyncpg.Pool[Any], session: Session) -> None:
         """Raise why an append changed nothing: a missing session, a stale copy, or another's lease."""
@@ -287,6 +319,15 @@ class PostgresSessionService:
 
     def __repr__(self) -> str:
         return f"PostgresSessionService({_redacted(self.url)!r}, schema={self.schema!r})"
+
+
+def _settle(done: asyncio.Future[bool], stored: bool = False, *, error: Exception | None = None) -> None:
+    if done.done():  # its append was cancelled
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(stored)
 
 
 def _session(user_id: str, session_id: str, row: Any) -> Session:

@@ -17,10 +17,12 @@ from adk.agents import LlmAgent
 from adk.context import ToolContext
 from adk.events import Event
 from adk.runner import Runner
+from adk.sessions import Session
 from adk.sessions.postgres import PostgresSessionService
 from adk.testing import ScriptedModel
 from tests import postgres
 from tests._runtime import Tool, call, calls, summary
+from tests.sessions.helpers import delta_event
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -140,3 +142,23 @@ async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_poo
     finally:
         await store.close()
         subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *_cluster(), "start"], capture_output=True)
+
+
+async def test_appends_sent_together_are_refused_or_stored_each_on_its_own(schema: str) -> None:
+    async with PostgresSessionService(postgres.URL, schema=schema, max_size=1) as store:
+        sessions = [await store.acquire("u", f"s{i}", "me") for i in range(6)]
+        stale = Session(id="s1", user_id="u", lease="me")
+        await store.append_event(sessions[1], delta_event(0))
+        events = [delta_event(i + 1, k=i) for i in range(6)]
+        events[3] = delta_event(4, bad="nul \x00 in state")  # JSONB cannot hold it: fails its batch
+        results = await asyncio.gather(
+            *(store.append_event(s, e) for s, e in zip(sessions, events, strict=True)),
+            store.append_event(stale, delta_event(99)),
+            return_exceptions=True,
+        )
+        assert [type(r).__name__ for r in results] == ["NoneType"] * 3 + ["UntranslatableCharacterError"] + ["NoneType"] * 2 + ["StaleSessionError"]
+        for i, session in enumerate(sessions):
+            stored = await store.get("u", f"s{i}")
+            assert stored is not None
+            assert stored.events == session.events
+            assert len(stored.events) == (0 if i == 3 else 2 if i == 1 else 1)
