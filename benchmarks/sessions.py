@@ -122,7 +122,10 @@ async def stores(tmp: str) -> AsyncIterator[list[tuple[str, SessionService]]]:
     async with AsyncExitStack() as stack:
         sqlite = SqliteSessionService(Path(tmp) / "bench.sqlite3")
         stack.callback(sqlite.close)
-        found: list[tuple[str, SessionService]] = [("memory", InMemorySessionService()), ("sqlite file", sqlite)]
+        found: list[tuple[str, SessionService]] = [
+            ("memory", InMemorySessionService()),
+            ("sqlite file", sqlite),
+        ]
         try:
             from adk.sessions.postgres import PostgresSessionService
 
@@ -147,7 +150,8 @@ async def main(quick: bool) -> None:
     n, sessions, each, runs = (200, 200, 5, 200) if quick else (2000, 1000, 10, 1000)
     with tempfile.TemporaryDirectory() as tmp:
         async with stores(tmp) as found:
-            print(f"{'store':<12} {'answer µs':>10} {'delta µs':>9} {'events/s':>9} {'S4 ms':>8} {'lease µs':>9}")
+            heads = ("answer µs", "delta µs", "events/s", "S4 ms", "lease µs")
+            print(f"{'store':<12}" + "".join(f"{h:>11}" for h in heads))
             for name, store in found:
                 plain = await per_append(store, answer, n // 4 if name == "postgresql" else n)
                 with_delta = await per_append(store, state_update, n // 4 if name == "postgresql" else n)
@@ -155,7 +159,7 @@ async def main(quick: bool) -> None:
                 await s4(store, 50)  # warm up
                 wall = await s4(store, runs)
                 calls, lease = await lease_cost(store, 200)
-                print(f"{name:<12} {plain:>10.1f} {with_delta:>9.1f} {rate:>9.0f} {wall:>8.0f} {lease:>9.1f}")
+                print(f"{name:<12}{plain:>11.1f}{with_delta:>11.1f}{rate:>11.0f}{wall:>11.0f}{lease:>11.1f}")
             print(f"store calls of one S2 run: {calls}")
 
 

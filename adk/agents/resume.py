@@ -34,7 +34,11 @@ def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
     branch = ctx.branch
     if branch in handled:
         return []
-    mine = [e for e in ctx.invocation.session.events if e.invocation_id == ctx.invocation_id and e.branch == branch]
+    mine = [
+        e
+        for e in ctx.invocation.session.events
+        if e.invocation_id == ctx.invocation_id and e.branch == branch
+    ]
     name = ctx.agent.name
     if not any(e.author == name for e in mine):
         return []  # it had not started

@@ -99,7 +99,7 @@ class PostgresSessionService:
         self.lease_ttl = lease_ttl
         self.timeout = timeout
         self._sizes = (min_size, max_size)
-        self._pool: asyncpg.Pool[Any] | None = None
+        self._pool: asyncpg.Pool | None = None
         self._opening = asyncio.Lock()
         s = schema
         self._sql_session = (
@@ -136,7 +136,7 @@ class PostgresSessionService:
         self._alone = 0
         """How many of the next appends go one at a time: those of a batch that failed."""
 
-    async def _connect(self) -> asyncpg.Pool[Any]:
+    async def _connect(self) -> asyncpg.Pool:
         pool = self._pool
         if pool is not None:
             return pool
@@ -145,7 +145,7 @@ class PostgresSessionService:
                 self._pool = await self._open()
             return self._pool
 
-    async def _open(self) -> asyncpg.Pool[Any]:
+    async def _open(self) -> asyncpg.Pool:
         import asyncpg
 
         where = f"cannot open session store {_redacted(self.url)}"
@@ -167,13 +167,16 @@ class PostgresSessionService:
                 if "schema_version" not in names:
                     if names & {"sessions", "events"}:
                         taken = ", ".join(sorted(names & {"sessions", "events"}))
-                        raise ConnectionError(f"{where}: schema {self.schema} has tables not made by adk: {taken}")
+                        raise ConnectionError(
+                            f"{where}: schema {self.schema} has tables not made by adk: {taken}"
+                        )
                     for statement in _schema(self.schema):
                         await conn.execute(statement)
                 version = await conn.fetchval(f"SELECT max(version) FROM {self.schema}.schema_version")
                 if version != _SCHEMA_VERSION:
                     raise ConnectionError(
-                        f"{where}: its schema version is {version}, and this adk reads version {_SCHEMA_VERSION}"
+                        f"{where}: its schema version is {version},"
+                        f" and this adk reads version {_SCHEMA_VERSION}"
                     )
         except BaseException:
             await pool.close()
@@ -191,7 +194,9 @@ class PostgresSessionService:
         )
         session = await self.get(user_id, session_id)
         if session is None:  # deleted between the two statements
-            raise missing_session(f"session store {_redacted(self.url)}", Session(id=session_id, user_id=user_id))
+            raise missing_session(
+                f"session store {_redacted(self.url)}", Session(id=session_id, user_id=user_id)
+            )
         return session
 
     async def get(self, user_id: str, session_id: str) -> Session | None:
@@ -208,7 +213,16 @@ class PostgresSessionService:
         if delta:
             changes = pydantic_core.to_json({k: v for k, v in delta.items() if v is not None}).decode()
             deleted = pydantic_core.to_json([k for k, v in delta.items() if v is None]).decode()
-        row = (session.user_id, session.id, session.last_seq, event.timestamp, changes, deleted, session.lease, text)
+        row = (
+            session.user_id,
+            session.id,
+            session.last_seq,
+            event.timestamp,
+            changes,
+            deleted,
+            session.lease,
+            text,
+        )
         pool = await self._connect()
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting.append((row, done))
@@ -219,7 +233,7 @@ class PostgresSessionService:
             await self._refused(pool, session)
         apply_event(session, event)
 
-    async def _flush(self, pool: asyncpg.Pool[Any]) -> None:
+    async def _flush(self, pool: asyncpg.Pool) -> None:
         """Send the appends waiting, in batches, until none is left."""
         try:
             while self._waiting:
@@ -229,7 +243,9 @@ class PostgresSessionService:
                 batch, self._waiting = self._waiting[:size], self._waiting[size:]
                 try:
                     columns = [list(c) for c in zip(*(row for row, _ in batch), strict=True)]
-                    stored = {n for (n,) in await pool.fetch(self._sql_append, *columns, list(range(len(batch))))}
+                    stored = {
+                        n for (n,) in await pool.fetch(self._sql_append, *columns, list(range(len(batch))))
+                    }
                 except Exception as error:
                     if len(batch) == 1:
                         _settle(batch[0][1], error=error)
@@ -242,11 +258,12 @@ class PostgresSessionService:
         finally:
             self._flushing -= 1
 
-    async def _refused(self, pool: asyncpg.Pool[Any], session: Session) -> None:
+    async def _refused(self, pool: asyncpg.Pool, session: Session) -> None:
         """Raise why an append changed nothing: a missing session, a stale copy, or another's lease."""
         row = await pool.fetchrow(
             f"SELECT last_seq, lease_owner IS NOT NULL AND lease_owner IS DISTINCT FROM $3"
-            f" AND lease_expires > clock_timestamp() FROM {self.schema}.sessions WHERE user_id = $1 AND id = $2",
+            f" AND lease_expires > clock_timestamp() FROM {self.schema}.sessions"
+            " WHERE user_id = $1 AND id = $2",
             session.user_id,
             session.id,
             session.lease,
@@ -259,11 +276,15 @@ class PostgresSessionService:
 
     async def delete(self, user_id: str, session_id: str) -> None:
         pool = await self._connect()
-        await pool.execute(f"DELETE FROM {self.schema}.sessions WHERE user_id = $1 AND id = $2", user_id, session_id)
+        await pool.execute(
+            f"DELETE FROM {self.schema}.sessions WHERE user_id = $1 AND id = $2", user_id, session_id
+        )
 
     async def list_sessions(self, user_id: str) -> list[str]:
         pool = await self._connect()
-        rows = await pool.fetch(f"SELECT id FROM {self.schema}.sessions WHERE user_id = $1 ORDER BY pk", user_id)
+        rows = await pool.fetch(
+            f"SELECT id FROM {self.schema}.sessions WHERE user_id = $1 ORDER BY pk", user_id
+        )
         return [row[0] for row in rows]
 
     async def acquire(

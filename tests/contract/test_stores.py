@@ -126,7 +126,9 @@ async def test_an_append_from_a_copy_that_missed_events_is_refused(store: Sessio
     assert stored.last_seq == 2
 
 
-async def test_of_two_copies_appending_at_once_exactly_one_wins(store: SessionService, twin: SessionService) -> None:
+async def test_of_two_copies_appending_at_once_exactly_one_wins(
+    store: SessionService, twin: SessionService
+) -> None:
     await store.get_or_create("u", "s")
     one, two = Session(id="s", user_id="u"), Session(id="s", user_id="u")  # two readers' copies
 

@@ -37,7 +37,10 @@ async def schema() -> Any:
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("mysql://root@127.0.0.1/test", "is not a PostgreSQL URL: expected postgresql://user[:password]@host"),
+        (
+            "mysql://root@127.0.0.1/test",
+            "is not a PostgreSQL URL: expected postgresql://user[:password]@host",
+        ),
         ("postgresql://", "is not a PostgreSQL URL"),
     ],
 )
@@ -71,7 +74,9 @@ async def test_a_server_that_refuses_is_one_clear_line_without_the_password(
 
 async def test_a_port_with_no_server_is_one_clear_line() -> None:
     store = PostgresSessionService("postgresql://postgres:pw@127.0.0.1:1/test")
-    with pytest.raises(ConnectionError, match=r"cannot open session store postgresql://postgres:\*\*\*@127.0.0.1:1/test: ") as caught:
+    with pytest.raises(
+        ConnectionError, match=r"cannot open session store postgresql://postgres:\*\*\*@127.0.0.1:1/test: "
+    ) as caught:
         await store.get("u", "s")
     assert "\n" not in str(caught.value)
 
@@ -103,13 +108,18 @@ def _cluster() -> list[str]:
     return [version, "main"]
 
 
+_CTL = ["pg_ctlcluster", "--skip-systemctl-redirect"]
+
+
 def _cluster_do(action: str) -> None:
-    command = ["pg_ctlcluster", "--skip-systemctl-redirect", *_cluster(), action]
+    command = [*_CTL, *_cluster(), action]
     subprocess.run(command, check=True, capture_output=True)
 
 
 @pytest.mark.skipif(shutil.which("pg_ctlcluster") is None, reason="no pg_ctlcluster to restart the server")
-async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_pool_recovers(schema: str) -> None:
+async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_pool_recovers(
+    schema: str,
+) -> None:
     async def restart(args: dict[str, Any], ctx: ToolContext) -> str:
         await asyncio.to_thread(_cluster_do, args["action"])
         return "done"
@@ -134,14 +144,18 @@ async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_poo
 
         await asyncio.to_thread(_cluster_do, "start")
         events = [e async for e in runner.run("u", "s", "again")]
-        assert [summary(e) for e in events] == [("model", "user", "again"), ("model", "root", "back"), ("done", "root")]
+        assert [summary(e) for e in events] == [
+            ("model", "user", "again"),
+            ("model", "root", "back"),
+            ("done", "root"),
+        ]
         stored = await store.get("u", "s")
         assert stored is not None
         # the tool result of the stopped run was not stored; the run that ended then left no gap
         assert [e.content for e in stored.events][-5:] == ["stop it", "", "again", "back", ""]
     finally:
         await store.close()
-        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *_cluster(), "start"], capture_output=True)
+        await asyncio.to_thread(subprocess.run, [*_CTL, *_cluster(), "start"], capture_output=True)
 
 
 async def test_appends_sent_together_are_refused_or_stored_each_on_its_own(schema: str) -> None:
@@ -156,7 +170,9 @@ async def test_appends_sent_together_are_refused_or_stored_each_on_its_own(schem
             store.append_event(stale, delta_event(99)),
             return_exceptions=True,
         )
-        assert [type(r).__name__ for r in results] == ["NoneType"] * 3 + ["UntranslatableCharacterError"] + ["NoneType"] * 2 + ["StaleSessionError"]
+        assert [type(r).__name__ for r in results] == ["NoneType"] * 3 + ["UntranslatableCharacterError"] + [
+            "NoneType"
+        ] * 2 + ["StaleSessionError"]
         for i, session in enumerate(sessions):
             stored = await store.get("u", f"s{i}")
             assert stored is not None

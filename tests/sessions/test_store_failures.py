@@ -34,7 +34,12 @@ async def test_a_write_lock_held_by_another_process_neither_freezes_the_loop_nor
     path = tmp_path / "s.sqlite3"
     store = SqliteSessionService(path, timeout=0.3)
     locker = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _LOCKER, str(path), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        sys.executable,
+        "-c",
+        _LOCKER,
+        str(path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     assert locker.stdin is not None and locker.stdout is not None
     ticks = 0

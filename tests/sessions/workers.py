@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 from collections.abc import AsyncIterator
-from multiprocessing.synchronize import Barrier, Event as MpEvent
+from multiprocessing.synchronize import Barrier
+from multiprocessing.synchronize import Event as MpEvent
 from typing import Any
 
 from adk.agents import LlmAgent
@@ -157,7 +159,11 @@ def soak(url: str, schema: str, worker: int, workers: int, per_worker: int, leas
                     try:
                         await drain(runner.resume("u", sid))
                         session = await store.get("u", sid)
-                        done = sum(1 for e in session.events if e.object == "runner.completion") if session else 0
+                        done = (
+                            sum(1 for e in session.events if e.object == "runner.completion")
+                            if session
+                            else 0
+                        )
                         for turn in range(done + 1, TURNS + 1):
                             await drain(runner.run("u", sid, f"turn {turn}"))
                         return
@@ -167,10 +173,8 @@ def soak(url: str, schema: str, worker: int, workers: int, per_worker: int, leas
 
         async def thief() -> None:
             while True:  # finishes other workers' interrupted invocations, racing their owners
-                try:
+                with contextlib.suppress(SessionBusyError):
                     await drain(runner.resume("u", random.choice(others)))
-                except SessionBusyError:
-                    pass
                 await asyncio.sleep(0.01)
 
         stealing = asyncio.create_task(thief())
