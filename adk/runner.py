@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import weakref
 from collections.abc import AsyncGenerator, Iterable
-from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
@@ -43,6 +43,18 @@ class _Claim:
         self.ended = False
 
     run: weakref.ref[AsyncGenerator[Event, None]]
+
+
+def _unfinished(session: Session) -> tuple[str, Message] | None:
+    """The id and user message of the session's last invocation, if it was cut short."""
+    last = session.events[-1] if session.events else None
+    if last is None or last.object in _ENDED:
+        return None
+    invocation_id = last.invocation_id
+    for event in session.events:
+        if event.invocation_id == invocation_id and event.author == "user" and event.message:
+            return invocation_id, event.message
+    return invocation_id, Message.user("")
 
 
 class _StoreFailed(Exception):
@@ -172,138 +184,125 @@ class Runner:
         stream: bool,
         invocation_id: str | None,
     ) -> AsyncGenerator[Event, None]:
+        """The run: take the session's lease, run the agent (or resume, with no `message`), release."""
         active = self._active.get(key)
         if active is not None and not active.ended and active.run() is not None:
             raise busy(*key)
         self._active[key] = claim
         store = self.session_service
-        released = False
+        author = self.agent.name
+        session: Session | None = None
+        renewal: _Renewal | None = None
         try:
             try:
-                session = await store.acquire(
-                    *key, claim.owner, takeover=active.owner if active is not None else None
-                )
+                takeover = active.owner if active is not None else None
+                session = await store.acquire(*key, claim.owner, takeover=takeover)
             except SessionBusyError:
                 raise
             except Exception as error:
-                inv_id = invocation_id or new_id()
-                yield Event.from_error(inv_id, self.agent.name, error, where="store")
+                yield Event.from_error(invocation_id or new_id(), author, error, where="store")
                 return
-            renewal = _Renewal(store, session)
+            if message is None:
+                found = _unfinished(session)
+                if found is None:
+                    return
+                invocation_id, message = found
+                RESUMING[invocation_id] = set()
+            if math.isfinite(store.lease_ttl):
+                renewal = _Renewal(store, session)
+            invocation = Invocation(
+                invocation_id or new_id(),
+                session,
+                message,
+                runner_callbacks=self.callbacks,
+                run_callbacks=callbacks,
+                stream=stream,
+                retry_policy=self.retry_policy,
+            )
+            inv_id = invocation.invocation_id
+            state = invocation.state
+            held = session
+
+            async def save(event: Event) -> None:
+                try:
+                    await store.append_event(held, event)
+                except Exception as error:
+                    raise _StoreFailed(error) from error
+
             try:
-                async with aclosing(self._invoke(session, message, callbacks, stream, invocation_id)) as run:
-                    async for event in run:
-                        yield event
+                failure: Exception | None = None
+                location = ""
+                try:
+                    if inv_id not in RESUMING:
+                        first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                        await save(first)
+                        yield first
+
+                    # current_invocation() is set around each step of the agent only: the consumer's
+                    # context is not left pointing at this run, and runs interleaved in one task each
+                    # see their own.
+                    events = self.agent.run(invocation)
+                    try:
+                        while True:
+                            token = _current_invocation.set(invocation)
+                            try:
+                                event = await anext(events)
+                            except StopAsyncIteration:
+                                break
+                            except Exception as error:
+                                failure, location = error, where(error) or f"agent:{author}"
+                                break
+                            finally:
+                                _current_invocation.reset(token)
+                            if not event.is_partial:
+                                if state.has_delta:
+                                    event.actions.state_delta.update(state.take_delta())
+                                await save(event)
+                            yield event
+                    finally:
+                        await events.aclose()  # closes every agent below now, cancelling their tool tasks
+
+                    if failure is None:
+                        if state.has_delta:
+                            event = Event.state_update(inv_id, author, state.take_delta())
+                            await save(event)
+                            yield event
+                        # Stored too: it tells a later resume() that this invocation is finished.
+                        done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                        await save(done)
+                        invocation._end(None)
+                        yield done
+                        return
+                except _StoreFailed as failed:
+                    failure, location = failed.error, "store"
+                event = Event.from_error(inv_id, author, failure, where=location)
+                if state.has_delta:
+                    event.actions.state_delta = state.take_delta()
+                try:
+                    await store.append_event(session, event)
+                except Exception:
+                    log.warning("could not store the error event of invocation %s", inv_id, exc_info=True)
+                invocation._end(failure)
+                yield event
+            except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
+                invocation._end(stopped)  # does nothing once the run has ended
+                raise
             finally:
-                renewal.cancel()
+                RESUMING.pop(inv_id, None)
+        finally:
+            released = False
+            if session is not None:
+                if renewal is not None:
+                    renewal.cancel()
                 claim.ended = True
                 try:
                     await store.release(session)
                     released = True
                 except Exception:
                     log.warning("could not release the lease of session %r", key[1], exc_info=True)
-        finally:
             # A lease not released stays claimed here, so that this runner's next run takes it over.
             if self._active.get(key) is claim and (released or not claim.ended):
                 del self._active[key]
-
-    async def _invoke(
-        self,
-        session: Session,
-        message: Message | None,
-        callbacks: Callbacks,
-        stream: bool,
-        invocation_id: str | None,
-    ) -> AsyncGenerator[Event, None]:
-        """The run itself, on a session this run holds; with no `message`, resume the last invocation."""
-        store = self.session_service
-        if message is None:
-            last = session.events[-1] if session.events else None
-            if last is None or last.object in _ENDED:
-                return
-            invocation_id = last.invocation_id
-            started = [e for e in session.events if e.invocation_id == invocation_id and e.author == "user"]
-            message = started[0].message if started and started[0].message else Message.user("")
-            RESUMING[invocation_id] = set()
-        invocation = Invocation(
-            invocation_id or new_id(),
-            session,
-            message,
-            runner_callbacks=self.callbacks,
-            run_callbacks=callbacks,
-            stream=stream,
-            retry_policy=self.retry_policy,
-        )
-        inv_id = invocation.invocation_id
-        author = self.agent.name
-        state = invocation.state
-
-        async def save(event: Event) -> None:
-            try:
-                await store.append_event(session, event)
-            except Exception as error:
-                raise _StoreFailed(error) from error
-
-        try:
-            failure: Exception | None = None
-            location = ""
-            try:
-                if inv_id not in RESUMING:
-                    first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
-                    await save(first)
-                    yield first
-
-                # current_invocation() is set around each step of the agent only: the consumer's
-                # context is not left pointing at this run, and runs interleaved in one task each
-                # see their own.
-                events = self.agent.run(invocation)
-                try:
-                    while True:
-                        token = _current_invocation.set(invocation)
-                        try:
-                            event = await anext(events)
-                        except StopAsyncIteration:
-                            break
-                        except Exception as error:
-                            failure, location = error, where(error) or f"agent:{author}"
-                            break
-                        finally:
-                            _current_invocation.reset(token)
-                        if not event.is_partial:
-                            if state.has_delta:
-                                event.actions.state_delta.update(state.take_delta())
-                            await save(event)
-                        yield event
-                finally:
-                    await events.aclose()  # closes every agent below now, cancelling their tool tasks
-
-                if failure is None:
-                    if state.has_delta:
-                        event = Event.state_update(inv_id, author, state.take_delta())
-                        await save(event)
-                        yield event
-                    # Stored too: it tells a later resume() that this invocation is finished.
-                    done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
-                    await save(done)
-                    invocation._end(None)
-                    yield done
-                    return
-            except _StoreFailed as failed:
-                failure, location = failed.error, "store"
-            event = Event.from_error(inv_id, author, failure, where=location)
-            if state.has_delta:
-                event.actions.state_delta = state.take_delta()
-            try:
-                await store.append_event(session, event)
-            except Exception:
-                log.warning("could not store the error event of invocation %s", inv_id, exc_info=True)
-            invocation._end(failure)
-            yield event
-        except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
-            invocation._end(stopped)  # does nothing once the run has ended
-            raise
-        finally:
-            RESUMING.pop(inv_id, None)
 
     def run_sync(
         self,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 from adk.events import Event
 from adk.sessions.base import (
-    DEFAULT_LEASE_TTL,
     Session,
     apply_event,
     busy,
@@ -21,9 +21,11 @@ class InMemorySessionService:
     """Sessions kept in a dict, keyed by (user id, session id); leases hold within this process.
 
     `get` returns the stored session itself, not a copy: change it only through `append_event`.
+    Leases do not expire unless `lease_ttl` is given: no other process can be left waiting for
+    a dead one, so runs need not renew them.
     """
 
-    def __init__(self, *, lease_ttl: float = DEFAULT_LEASE_TTL) -> None:
+    def __init__(self, *, lease_ttl: float = math.inf) -> None:
         self.lease_ttl = lease_ttl
         self._sessions: dict[tuple[str, str], Session] = {}
         self._leases: dict[tuple[str, str], tuple[str, float]] = {}
@@ -48,7 +50,8 @@ class InMemorySessionService:
             raise missing_session("the in-memory store", session)
         if stored is not session and stored.last_seq != session.last_seq:
             raise stale(session, stored.last_seq)
-        if self._held_by_other(key, session.lease):
+        held = self._leases.get(key)
+        if held is not None and held[0] != session.lease and held[1] > time.monotonic():
             raise busy(*key)
         apply_event(session, event)
         if stored is not session:
@@ -70,7 +73,11 @@ class InMemorySessionService:
             raise busy(user_id, session_id)
         self._leases[key] = (owner, time.monotonic() + self.lease_ttl)
         stored = await self.get_or_create(user_id, session_id)
-        # A copy of its own, so that the lease it carries is this run's alone.
+        if held is None or held[0] == owner:
+            stored.lease = owner
+            return stored
+        # Taken from an owner that did not release it: a copy of its own, so that the old
+        # holder's session object keeps the old lease and is fenced out.
         return Session.model_construct(
             id=session_id,
             user_id=user_id,
