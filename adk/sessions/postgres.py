@@ -100,6 +100,7 @@ class PostgresSessionService:
         self.timeout = timeout
         self._sizes = (min_size, max_size)
         self._pool: asyncpg.Pool | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._opening = asyncio.Lock()
         s = schema
         self._sql_session = (
@@ -137,12 +138,19 @@ class PostgresSessionService:
         """How many of the next appends go one at a time: those of a batch that failed."""
 
     async def _connect(self) -> asyncpg.Pool:
+        """The pool, opened on first use; it serves the event loop that opened it, and no other."""
         pool = self._pool
         if pool is not None:
+            if self._loop is not asyncio.get_running_loop():
+                raise RuntimeError(
+                    f"{self!r} serves the event loop that opened its pool: use one store per event"
+                    " loop, or close it (in its loop) before another uses it"
+                )
             return pool
         async with self._opening:
             if self._pool is None:
                 self._pool = await self._open()
+                self._loop = asyncio.get_running_loop()
             return self._pool
 
     async def _open(self) -> asyncpg.Pool:
@@ -328,7 +336,7 @@ class PostgresSessionService:
 
     async def close(self) -> None:
         """Close the pool's connections; a later call opens a new pool."""
-        pool, self._pool = self._pool, None
+        pool, self._pool, self._loop = self._pool, None, None
         if pool is not None:
             await pool.close()
 

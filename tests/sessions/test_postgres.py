@@ -178,3 +178,18 @@ async def test_appends_sent_together_are_refused_or_stored_each_on_its_own(schem
             assert stored is not None
             assert stored.events == session.events
             assert len(stored.events) == (0 if i == 3 else 2 if i == 1 else 1)
+
+
+async def test_a_store_used_from_another_event_loop_says_so(schema: str) -> None:
+    store = PostgresSessionService(postgres.URL, schema=schema)
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["one"])), session_service=store)
+    await store.get("u", "s")  # the pool now serves this loop
+
+    events = await asyncio.to_thread(runner.run_sync, "u", "s", "from another loop")
+
+    assert [summary(e) for e in events] == [("error", "root", "RuntimeError", "store")]
+    assert events[0].error is not None
+    assert events[0].error.message.startswith(
+        f"PostgresSessionService('{postgres.URL}', schema='{schema}') serves the event loop that opened"
+    )
+    await store.close()
