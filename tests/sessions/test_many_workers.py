@@ -130,7 +130,7 @@ async def test_four_workers_killed_five_times_leave_every_session_exact() -> Non
             rng = random.Random(12)
             killed = 0
             while killed < kills:
-                await asyncio.sleep(rng.uniform(0.5, 2.5))
+                await asyncio.sleep(rng.uniform(0.3, 1.2))
                 alive = [w for w, p in enumerate(procs) if p.is_alive()]
                 if not alive:
                     break
@@ -173,4 +173,4 @@ async def test_four_workers_killed_five_times_leave_every_session_exact() -> Non
             else:
                 assert result.error.type == "ToolInterrupted", (sid, result.error)
                 interrupted += 1
-    assert interrupted <= kills * 12  # at most the calls in flight in a killed worker
+    assert interrupted <= kills * 13  # at most the calls in flight in a killed worker (12 + its thief)
