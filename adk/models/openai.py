@@ -90,10 +90,12 @@ class OpenAIModel:
         url = httpx.URL(str(self._client.base_url))
         # For messages and reprs: without any credentials written into the URL.
         self._base_url = str(url.copy_with(userinfo=b"")).rstrip("/")
-        # A short password is hidden only where it stands in a URL: masked everywhere, it would
-        # mangle ordinary words.
-        password = url.password if len(url.password) >= PIECE else ""
-        secrets = (self._secret or "", url.userinfo.decode("ascii", "replace"), password)
+        # Masked everywhere, a short key or password would mangle ordinary words: a key that short
+        # is a placeholder anyway (vLLM's "EMPTY", Ollama's "ollama"), and a short password is
+        # masked where it stands in a URL, as part of `user:password@`.
+        secrets = [s for s in (self._secret or "", url.password) if len(s) >= PIECE]
+        if url.userinfo:
+            secrets.append(url.userinfo.decode("ascii", "replace") + "@")
         self._redact = Redactor(secrets)
         """Masks the key and the URL's credentials in everything taken from the server and in errors."""
         if self._redact:

@@ -292,6 +292,23 @@ async def test_a_loopback_server_echoing_the_key_leaves_no_trace_in_any_log(
     assert leaks([key, PASSWORD], "\n".join(logs + [e.model_dump_json() for e in events])) == []
 
 
+async def test_a_short_key_is_a_placeholder_and_short_credentials_are_masked_in_urls(testing: object) -> None:
+    answer = complete({"role": "assistant", "content": "EMPTY means no key"})
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answer))
+    with debug_logs() as logs:
+        async with httpx.AsyncClient(transport=transport) as client:
+            model = OpenAIModel(
+                "m", base_url="http://ada:pw@fake.test/v1", api_key="EMPTY", http_client=client
+            )
+            responses = [r async for r in model.generate(LlmRequest(messages=[Message.user("hi")]))]
+
+    assert responses[0].content == "EMPTY means no key"
+    http_lines = [line for line in logs if line.startswith("httpx ")]
+    assert http_lines == [
+        'httpx HTTP Request: POST http://***fake.test/v1/chat/completions "HTTP/1.1 200 OK"'
+    ]
+
+
 # --- the redactor --------------------------------------------------------------------------------
 
 
