@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 import traceback
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -76,20 +77,34 @@ class Redactor:
 _LOGGERS = frozenset({"adk", "openai", "httpx", "httpx2", "httpcore", "httpcore2"})
 """Top-level names of the loggers whose records are redacted."""
 _logs = Redactor()
+_owners: dict[str, int] = {}
+"""How many live owners (models) each secret hidden from the logs has."""
+_released: list[tuple[str, ...]] = []
+"""Secrets whose owner was collected; its finalizer only appends here, taking no lock."""
 _lock = threading.Lock()
 
 
-def redact_logs(secrets: Iterable[str]) -> None:
-    """Hide `secrets` from the records of adk's and the HTTP stack's loggers from now on."""
+def redact_logs(owner: object, secrets: Iterable[str]) -> None:
+    """Hide `secrets` from the records of adk's and the HTTP stack's loggers while `owner` lives.
+
+    A secret is forgotten after its last owner: a process that makes a model per tenant's key
+    does not keep every key it ever saw.
+    """
     global _logs
+    secrets = tuple(s for s in secrets if s)
     with _lock:
-        known = set(_logs.secrets)
-        added = [s for s in secrets if s and s not in known]
-        if added:
-            _logs = Redactor((*_logs.secrets, *added))
+        while _released:
+            for secret in _released.pop():
+                _owners[secret] -= 1
+                if not _owners[secret]:
+                    del _owners[secret]
+        for secret in secrets:
+            _owners[secret] = _owners.get(secret, 0) + 1
+        _logs = Redactor(tuple(_owners))
         factory = logging.getLogRecordFactory()
         if not getattr(factory, "_adk_redacts", False):
             logging.setLogRecordFactory(_redacting(factory))
+    weakref.finalize(owner, _released.append, secrets)
 
 
 def _redacting(factory: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:

@@ -99,7 +99,7 @@ class OpenAIModel:
         self._redact = Redactor(secrets)
         """Masks the key and the URL's credentials in everything taken from the server and in errors."""
         if self._redact:
-            redact_logs(self._redact.secrets)
+            redact_logs(self, self._redact.secrets)
         self._settings = {
             name: value
             for name, value in (

@@ -11,6 +11,7 @@ in its chain, or the AG-UI output.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import sqlite3
@@ -57,11 +58,14 @@ def leaks(secrets: list[str], text: str) -> list[str]:
     return sorted(p for s in secrets for p in pieces(s) if p in text)
 
 
+# Generated keys mix an upper-case letter, a lower-case one and a digit in every 8 characters, as
+# real keys do: no piece of one is ordinary text (an "invocati" would be masked in a field name).
+blocks = st.tuples(
+    *(st.sampled_from(chars) for chars in (string.ascii_uppercase, string.ascii_lowercase, string.digits))
+)
 keys = st.one_of(
     st.sampled_from(KEYS),
-    st.text(string.ascii_letters + string.digits + "-_", min_size=12, max_size=60)
-    .filter(lambda k: len(set(k)) >= 10)
-    .map(lambda k: "sk-" + k),
+    st.lists(blocks, min_size=4, max_size=16).map(lambda bs: "sk-" + "".join(map("".join, bs))),
 )
 noise = st.text(string.ascii_letters + string.digits + " .:/'\"{}", max_size=12)
 
@@ -307,6 +311,22 @@ async def test_a_short_key_is_a_placeholder_and_short_credentials_are_masked_in_
     assert http_lines == [
         'httpx HTTP Request: POST http://***fake.test/v1/chat/completions "HTTP/1.1 200 OK"'
     ]
+
+
+def test_a_key_is_forgotten_by_the_logs_with_its_last_model(caplog: pytest.LogCaptureFixture) -> None:
+    first, second = "sk-Aa1Bb2Cc3Dd4Ee5", "sk-Ff6Gg7Hh8Ii9Jj0"
+    model = OpenAIModel("m", api_key=first)
+    again = OpenAIModel("m", api_key=first)
+    del model
+    OpenAIModel("m", api_key=second)  # made and dropped at once
+    with caplog.at_level(logging.INFO, logger="adk"):
+        logging.getLogger("adk.test").info("keys %s %s", first, second)
+        del again
+        gc.collect()
+        OpenAIModel("m", api_key="sk-Kk1Ll2Mm3Nn4Oo5")  # forgetting happens when a model is made
+        logging.getLogger("adk.test").info("keys %s %s", first, second)
+
+    assert caplog.messages == ["keys *** ***", f"keys {first} {second}"]
 
 
 # --- the redactor --------------------------------------------------------------------------------
