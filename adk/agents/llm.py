@@ -244,7 +244,7 @@ class LlmAgent(BaseAgent):
         )
 
     async def _call_tools(
-        self, ctx: AgentContext, calls: list[ToolCall], hooks: Callbacks, policy: RetryPolicy
+        self, ctx: AgentContext, calls: Sequence[ToolCall], hooks: Callbacks, policy: RetryPolicy
     ) -> list[Event]:
         if len(calls) == 1:
             return [await self._call_tool(ctx, calls[0], hooks, policy)]

@@ -260,10 +260,10 @@ async def test_streamed_tool_calls_are_put_together_by_index(
     responses = await collect(model(server), ask(stream=True, tools=[WEATHER]))
 
     assert len(responses) == 1  # no text, so no partial chunks
-    assert responses[0].tool_calls == [
+    assert responses[0].tool_calls == (
         ToolCall(id="call_a", function=FunctionCall(name="get_weather", arguments='{"city": "Paris"}')),
         ToolCall(id="call_b", function=FunctionCall(name="get_time", arguments="{}")),
-    ]
+    )
     assert responses[0].message is not None
     assert responses[0].message.content == ""
     assert responses[0].choices[0].finish_reason == "tool_calls"
@@ -283,7 +283,7 @@ async def test_tool_call_arguments_that_are_not_json_pass_through_unchanged(
 
     responses = await collect(model(FakeServer(answer)), ask(stream=stream, tools=[WEATHER]))
 
-    assert responses[-1].tool_calls == [ToolCall.of("get_weather", broken, id="call_a")]
+    assert responses[-1].tool_calls == (ToolCall.of("get_weather", broken, id="call_a"),)
 
 
 async def test_a_tool_call_without_id_or_arguments_gets_an_id_and_no_arguments(
