@@ -54,11 +54,11 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
-class _Frozen(BaseModel):
+class _Frozen(_Model):
     """A part of the conversation: shared by the session's history and every request made from it,
     so it cannot change in place; `model_copy(update={...})` makes a changed copy."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
+    model_config = ConfigDict(frozen=True)
 
 
 class FunctionCall(_Frozen):
