@@ -248,7 +248,7 @@ async def outputs(key: str, place: str, echo: str, store_path: Path) -> list[str
     return texts
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(key=keys, place=st.sampled_from(PLACES), data=st.data())
 def test_no_piece_of_a_secret_leaves_the_adapter(key: str, place: str, data: st.DataObject) -> None:
     echo = data.draw(st.sampled_from([key, PASSWORD, f"{USER}:{PASSWORD}"]).flatmap(echoes))
