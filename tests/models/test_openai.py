@@ -350,7 +350,7 @@ async def test_a_stream_whose_connection_breaks_is_interrupted(model: Callable[.
 
     assert isinstance(error, StreamInterruptedError)
     assert "broke after 1 chunk(s)" in str(error)
-    assert str(error.__cause__).startswith(("openai.APIConnectionError: ", "httpx.ReadError: "))
+    assert cause(error) in ("openai.APIConnectionError", "httpx.ReadError")
     assert body.closed
 
 
