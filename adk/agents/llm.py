@@ -255,11 +255,20 @@ class LlmAgent(BaseAgent):
         )
 
     async def _call_tools(
-        self, ctx: AgentContext, calls: list[ToolCall], hooks: Callbacks, policy: RetryPolicy
+        self, ctx: AgentContext, calls: Sequence[ToolCall], hooks: Callbacks, policy: RetryPolicy
     ) -> list[Event]:
         if len(calls) == 1:
             return [await self._call_tool(ctx, calls[0], hooks, policy)]
-        return list(await asyncio.gather(*(self._call_tool(ctx, c, hooks, policy) for c in calls)))
+        tasks = [asyncio.create_task(self._call_tool(ctx, c, hooks, policy)) for c in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # A tool that raised CancelledError itself ends the gather at once: its siblings
+            # must not run on after the run ended.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def _call_tool(
         self, ctx: AgentContext, call: ToolCall, hooks: Callbacks, policy: RetryPolicy
