@@ -85,4 +85,4 @@ async def test_a_hook_that_puts_a_changed_copy_in_its_request_changes_only_that_
 
     assert model.requests[1].messages[-1].content == "forged"
     assert [m.content for m in model.requests[2].messages] == ["hi", "", "real", "done", "next"]
-    assert await history(store) == ["hi", "", "real", "done", "next", "again"]
+    assert await history(store) == ["hi", "", "real", "done", "", "next", "again", ""]  # "": completions
