@@ -51,6 +51,20 @@ def test_a_malformed_url_is_one_clear_line(url: str, message: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("url", "schema"),
+    [
+        (postgres.URL, "adk; DROP TABLE users"),
+        (postgres.URL + "?schema=adk.sessions--", None),
+        (postgres.URL, "Robert'); --"),
+    ],
+)
+def test_a_schema_name_that_is_not_a_plain_identifier_is_refused(url: str, schema: str | None) -> None:
+    # The schema name is written into SQL: only lower-case letters, digits and underscores pass.
+    with pytest.raises(ValueError, match=r"schema name .*: use lower-case letters, digits and underscores"):
+        PostgresSessionService(url, schema=schema)
+
+
+@pytest.mark.parametrize(
     ("user", "database", "message"),
     [
         ("postgres", "nosuchdb_adk", 'database "nosuchdb_adk" does not exist'),
