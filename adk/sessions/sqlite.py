@@ -110,7 +110,8 @@ class SqliteSessionService:
                 (user_id, session_id, time.time()),
             )
             session = self._load(conn, user_id, session_id)
-        assert session is not None
+        if session is None:  # inserted just above, in the same transaction
+            raise RuntimeError(f"session {session_id!r} of user {user_id!r} vanished as it was created")
         return session
 
     async def get(self, user_id: str, session_id: str) -> Session | None:

@@ -160,7 +160,7 @@ async def test_a_hook_returning_the_wrong_type_is_an_error_naming_what_it_may_re
         await run([WrongType()], [completion()])
     assert str(info.value) == (
         "callback WrongType failed in before_translate: returned 'not an event'; "
-        "before_translate may return only an Event or None"
+        "before_translate must return an Event or None, not str"
     )
 
 
@@ -176,7 +176,7 @@ async def test_continue_on_error_lets_another_replacement_win_and_logs_the_error
         ("t", "after_translate", "RUN_STARTED"),
     ]
     assert "callback Broken failed in after_translate" in caplog.text
-    assert {r.name for r in caplog.records} == {"adk.agui"}
+    assert {r.name for r in caplog.records} == {"adk.callbacks.chain"}
 
 
 async def test_continue_on_error_without_a_replacement_raises_the_first_error_at_the_end() -> None:

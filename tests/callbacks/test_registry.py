@@ -74,8 +74,8 @@ def test_a_module_registers_its_functions() -> None:
     assert [(fn, is_async) for fn, is_async, _ in callbacks.get("before_model")] == [
         (module_callback.before_model, False)
     ]
-    assert [(fn, is_async) for fn, is_async, _ in callbacks.get("after_model")] == [
-        (module_callback.after_model, True)
+    assert [(fn, is_async) for fn, is_async, _ in callbacks.get("after_tool")] == [
+        (module_callback.after_tool, True)
     ]
     assert repr(callbacks) == "Callbacks(tests.callbacks.module_callback)"
 
