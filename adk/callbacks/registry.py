@@ -300,7 +300,9 @@ def _signature_problem(fn: Callable[..., Any], arity: int) -> tuple[str, str] | 
     try:
         signature.bind(*range(arity))
     except TypeError as e:
-        return str(signature), str(e)
+        # Shown without annotations: the names and kinds of the parameters are what is wrong.
+        bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+        return str(inspect.Signature(bare)), str(e)
     return None
 
 
@@ -328,7 +330,8 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             continue
         if not callable(fn):
             raise CallbackRegistrationError(f"callback {name}: {hook.name} is not callable")
-        if getattr(fn, "__func__", None) is base.get(hook.name):
+        noop = base.get(hook.name)
+        if noop is not None and getattr(fn, "__func__", None) is noop:
             continue  # Callback's own no-op: skip it, it would only cost time
         problem = _cannot_take(fn, hook.arity)
         if problem is not None:

@@ -215,7 +215,7 @@ async def test_the_message_quotes_a_short_repr_not_the_whole_conversation() -> N
 
 class RaiseWithText:
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Any:
-        return Raise("boom")
+        return Raise("boom")  # type: ignore[arg-type]
 
 
 async def test_a_raise_without_an_exception_is_named() -> None:
