@@ -7,6 +7,7 @@ AdkError
  ├── MaxIterationsExceeded     the model still asked for tools after an agent's max_iterations
  ├── ScriptError               a ScriptedModel was called more or fewer times than scripted
  │                             (also an AssertionError)
+ ├── CliError                  a command of `adk` failed: reported as one line, exit status 1
  ├── ToolError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
@@ -36,6 +37,7 @@ __all__ = [
     "CallbackError",
     "CallbackRegistrationError",
     "CircuitOpenError",
+    "CliError",
     "ModelConnectionError",
     "ModelError",
     "MaxIterationsExceeded",
@@ -86,6 +88,10 @@ class MaxIterationsExceeded(AdkError):
 
 class ScriptError(AdkError, AssertionError):
     """A `ScriptedModel` was called more, or fewer, times than scripted."""
+
+
+class CliError(AdkError):
+    """A command of the `adk` command line failed: reported as one line, exiting with status 1."""
 
 
 class ToolError(AdkError):
