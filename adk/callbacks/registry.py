@@ -29,11 +29,11 @@ __all__ = [
     "AFTER",
     "BEFORE",
     "BY_CHAIN",
+    "CORE",
+    "DECLARED",
     "HOOKS",
     "ON_ERROR",
     "REPLACE",
-    "CORE",
-    "DECLARED",
     "Callbacks",
     "Hook",
     "HookImpl",
@@ -58,7 +58,7 @@ REPLACE: Final = 3
 _CHAINS: Final = ("before", "after", "on_error", "replace")
 _PARAMETERS: Final = ("(ctx)", "(value, ctx)", "(error, ctx)", "(value, ctx)")
 
-Types: TypeAlias = "type | tuple[type, ...]"
+_Types: TypeAlias = "type | tuple[type, ...]"
 
 
 class Hook:
@@ -70,19 +70,19 @@ class Hook:
     the same in words, for error messages ("an LlmResponse").
     """
 
-    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "exact", "name", "plan")
+    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "name", "plan")
 
     def __init__(
         self,
         name: str,
         chain: Literal[0, 1, 2, 3],
-        values: Types | Callable[[], Types] | None = None,
+        values: _Types | Callable[[], _Types] | None = None,
         allowed: str = "anything",
     ) -> None:
         self.name = name
         self.chain = chain
         self.allowed = allowed
-        self._load: Callable[[], Types] | None = None
+        self._load: Callable[[], _Types] | None = None
         self._types: tuple[type, ...] | None = None
         if isinstance(values, type):
             self._types = (values,)
@@ -92,16 +92,13 @@ class Hook:
             self._load = values
         self.anything = values is None
         """Whether any value may be handed back."""
-        self.exact: type | None = None
-        """The type most values have, checked first with `type(x) is exact`; None if not known yet."""
-        self.plan: tuple[bool, bool, bool, type | None, bool] = (False, False, False, None, False)
-        """What the chain core reads before its loop: (before, after, on_error, exact, anything)."""
-        self._set_exact()
+        self.plan: tuple[bool, bool, bool, type | None, bool] = self._plan()
+        """What the chain core reads before its loop: `(before, after, on_error, exact, anything)`,
+        where `exact` is the type most values have, tested first with `type(x) is exact`."""
 
-    def _set_exact(self) -> None:
-        self.exact = self._types[0] if self._types else None
-        chain = self.chain
-        self.plan = (chain == BEFORE, chain == AFTER, chain == ON_ERROR, self.exact, self.anything)
+    def _plan(self) -> tuple[bool, bool, bool, type | None, bool]:
+        chain, exact = self.chain, self._types[0] if self._types else None
+        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything
 
     @property
     def parameters(self) -> str:
@@ -119,7 +116,7 @@ class Hook:
             loaded = self._load()
             self._types = loaded if isinstance(loaded, tuple) else (loaded,)
             self._load = None
-            self._set_exact()
+            self.plan = self._plan()
         return self._types is None or isinstance(value, self._types)
 
     def __eq__(self, other: object) -> bool:
@@ -147,7 +144,7 @@ def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
     """Make `hooks` known: callbacks may implement them, and misspellings of them are caught.
 
     The module that owns a family of hooks declares it once, at import. Declaring a hook again
-    with the same name, chain and values is allowed (a reloaded module); another is a ValueError.
+    as it was (name, chain, description) is allowed (a reloaded module); otherwise a ValueError.
     """
     for hook in hooks:
         known = _declared.get(hook.name)
