@@ -30,7 +30,7 @@ from adk.agents.base import BaseAgent
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont
 from adk.context import AgentContext, ModelContext
-from adk.errors import AdkError
+from adk.errors import AdkError, CliError
 from adk.events import Event, LlmResponse, Message, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
@@ -42,10 +42,6 @@ __all__ = ["CliError", "Display", "load", "load_runner", "main"]
 DEFAULT_DB = Path(".adk") / "sessions.sqlite3"
 _EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 _AGUI_PACKAGES = {"adk", "ag_ui", "starlette", "uvicorn"}
-
-
-class CliError(Exception):
-    """A failure to report as one line, exiting with status 1."""
 
 
 class Display:

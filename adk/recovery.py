@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 import tenacity
 from tenacity import RetryCallState
@@ -30,7 +30,7 @@ from adk.callbacks.chain import run_on_error
 from adk.callbacks.registry import Callbacks, HookName
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
-from adk.errors import ModelError, RetriesExhausted, locate, where
+from adk.errors import CircuitOpenError, ModelError, RetriesExhausted, locate, where
 from adk.events import LlmResponse
 from adk.models.base import Model
 
@@ -230,6 +230,8 @@ async def recover(
                 error = locate(RetriesExhausted(attempts.number, error), where(error) or hook)
             case Raise(error=final):
                 raise final
+            case unreachable:
+                assert_never(unreachable)
 
 
 def _log_decision(
@@ -259,8 +261,7 @@ def _log_decision(
         case "retry":
             details["wait"] = wait
             message = f"retrying {kind} {name!r} in {wait:.2f}s (attempt {ctx.attempt + 1})"
-        case "switch":
-            assert isinstance(new, ModelContext)
+        case "switch" if isinstance(new, ModelContext):
             details["to"] = new.model.name
             message = f"falling back from model {name!r} to {new.model.name!r}"
         case _:
@@ -365,7 +366,3 @@ class CircuitBreaker:
         if count >= self.failures:
             self._opened[name] = self._clock()
         return Raise(error)
-
-
-class CircuitOpenError(ModelError):
-    """Every model a `CircuitBreaker` could use is in its cool-down."""

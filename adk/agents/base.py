@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
+from typing import assert_never
 
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.protocols import AnyCallback
@@ -61,6 +62,8 @@ class BaseAgent(ABC):
                     return
                 case Cont(ctx=ctx):
                     pass
+                case unreachable:
+                    assert_never(unreachable)
             if invocation.state.has_delta:
                 yield self._state_event(ctx)
 

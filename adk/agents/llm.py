@@ -1,6 +1,6 @@
 """`LlmAgent`: calls a model, runs the tools it asks for, and loops until it answers.
 
-Each model call and each tool call is one envelope (DESIGN §4): `before_*` once, attempts
+Each model call and each tool call is one envelope (docs/recovery.md): `before_*` once, attempts
 inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_*` once.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING, finish_calls, pending_calls
@@ -18,7 +18,7 @@ from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
-    AdkError,
+    MaxIterationsExceeded,
     StreamInterruptedError,
     ToolArgumentsError,
     ToolNotFoundError,
@@ -32,10 +32,6 @@ from adk.recovery import RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
-
-
-class MaxIterationsExceeded(AdkError):
-    """The model kept asking for tools beyond the agent's `max_iterations`."""
 
 
 class _MissingTool(BaseTool):
@@ -178,7 +174,8 @@ class LlmAgent(BaseAgent):
                         response = item
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
-            assert response is not None
+            if response is None:  # every path of the envelope ends in a response, or raises
+                raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             yield Event.from_response(
                 ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
             )
@@ -207,6 +204,8 @@ class LlmAgent(BaseAgent):
                     return
                 case Cont(ctx=mctx):
                     pass
+                case unreachable:
+                    assert_never(unreachable)
         attempts = policy.attempts()
         while True:
             streamed = False
@@ -235,6 +234,8 @@ class LlmAgent(BaseAgent):
                         break
                     case Retry(ctx=mctx, delay=wait):
                         await sleep(wait or 0.0)
+                    case _:
+                        assert_never(decision)
         if hooks.get("after_model"):
             response = await run_after(hooks, "after_model", response, mctx)
         yield response
@@ -334,6 +335,8 @@ class LlmAgent(BaseAgent):
                 return True, value, tctx
             case Cont(ctx=tctx):
                 return False, None, tctx
+            case unreachable:
+                assert_never(unreachable)
 
     async def _attempt_tool(
         self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext, error: Exception | None = None
@@ -354,3 +357,5 @@ class LlmAgent(BaseAgent):
                 case Retry(ctx=tctx, delay=wait):
                     await sleep(wait or 0.0)
                     error = None
+                case unreachable:
+                    assert_never(unreachable)
