@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_json
 
 from adk.callbacks.registry import Callbacks
+from adk.sessions.base import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
@@ -46,23 +47,37 @@ class State(MutableMapping[str, Any]):
     Setting a key to None deletes it (the delta says `key: None`). A value JSON cannot hold is
     refused where it is set, so that it becomes the error of the tool or callback that set it
     rather than a failure to store the event later.
+
+    Keys are scoped by prefix (docs/sessions.md): `user:` keys are shared by every session of the
+    user, `app:` keys by every session of the store, and `temp:` keys live in this object only,
+    for one invocation: they never enter the delta, so they are never stored, and they may hold
+    any value.
     """
 
-    __slots__ = ("_base", "_delta")
+    __slots__ = ("_base", "_delta", "_temp")
 
     def __init__(self, base: dict[str, Any]) -> None:
         self._base = base
         self._delta: dict[str, Any] = {}
+        self._temp: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         value = self._delta.get(key, _MISSING)
         if value is _MISSING:
+            if self._temp and key in self._temp:
+                return self._temp[key]
             return self._base[key]
         if value is None:
             raise KeyError(key)
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if key.startswith(TEMP_PREFIX):
+            if value is None:
+                self._temp.pop(key, None)
+            else:
+                self._temp[key] = value
+            return
         try:
             to_json(value)  # what the stores write: a value passes if and only if they can store it
         except ValueError as e:  # pydantic's serialization errors and circular references
@@ -74,7 +89,10 @@ class State(MutableMapping[str, Any]):
     def __delitem__(self, key: str) -> None:
         if key not in self:
             raise KeyError(key)
-        self._delta[key] = None
+        if key.startswith(TEMP_PREFIX):
+            del self._temp[key]
+        else:
+            self._delta[key] = None
 
     def __iter__(self) -> Iterator[str]:
         for key in self._base:
@@ -83,6 +101,7 @@ class State(MutableMapping[str, Any]):
         for key, value in self._delta.items():
             if value is not None and key not in self._base:
                 yield key
+        yield from self._temp
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
