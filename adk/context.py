@@ -133,6 +133,7 @@ class Invocation:
         "_outer",
         "_run_callbacks",
         "_tool_retries",
+        "_transfers",
         "_values",
         "ended",
         "escalated",
@@ -176,6 +177,28 @@ class Invocation:
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._tool_retries: dict[str, int] = {}
+        self._transfers: dict[str, BaseAgent] | None = None
+        """The transfers made so far, by the id of the tool call that made each (adk.agents.transfer)."""
+
+    def _fork(self, session: Session, message: Message) -> Invocation:
+        """An invocation for an agent run as a tool (adk.agents.tool): `session` holds its own history.
+
+        Everything else is this invocation's: its id, callbacks, retry policy and streaming, its
+        `State` (so changes go out on this invocation's events) and its invocation state.
+        """
+        fork = Invocation(
+            self.invocation_id,
+            session,
+            message,
+            runner_callbacks=self._outer,
+            run_callbacks=self._run_callbacks,
+            stream=self.stream,
+            retry_policy=self.retry_policy,
+        )
+        fork.state = self.state
+        fork._values = self._values
+        fork._on_end = self._on_end
+        return fork
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""

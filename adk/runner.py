@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, Iterable
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
+from adk.agents.transfer import active_agent
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import Invocation, _current_invocation
@@ -127,8 +128,13 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        agent: str | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message`, yielding every event as it happens.
+
+        The message goes to the agent of the tree that last answered in the session, when
+        transfers could bring the conversation back from it to the root (docs/agents.md), else to
+        the root; `agent` names the one to take it instead.
 
         Complete events are stored in the session before they are yielded; partial (streamed)
         ones are only yielded. An error that ends the run, a store failure included, is yielded
@@ -140,7 +146,10 @@ class Runner:
         """
         if isinstance(message, str):
             message = Message.user(message)
-        return self._start(user_id, session_id, message, callbacks, stream, invocation_id)
+        start = None if agent is None else self.agent.find_agent(agent)
+        if agent is not None and start is None:
+            raise ValueError(f"run(agent={agent!r}): {self.agent.name!r} has no agent of that name")
+        return self._start(user_id, session_id, message, callbacks, stream, invocation_id, start)
 
     def resume(
         self,
@@ -157,7 +166,7 @@ class Runner:
         is told its effect is unknown), an interrupted model call is made again. A session whose
         last invocation ended (or that has none) yields nothing.
         """
-        return self._start(user_id, session_id, None, callbacks, stream, None)
+        return self._start(user_id, session_id, None, callbacks, stream, None, None)
 
     def _start(
         self,
@@ -167,11 +176,13 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks,
         stream: bool,
         invocation_id: str | None,
+        agent: BaseAgent | None,
     ) -> AsyncGenerator[Event, None]:
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
         claim = _Claim()
-        events = self._run(claim, (user_id, session_id), message, run_callbacks, stream, invocation_id)
+        key = (user_id, session_id)
+        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, agent)
         claim.run = weakref.ref(events)
         return events
 
@@ -183,6 +194,7 @@ class Runner:
         callbacks: Callbacks,
         stream: bool,
         invocation_id: str | None,
+        agent: BaseAgent | None,
     ) -> AsyncGenerator[Event, None]:
         """The run: take the session's lease, run the agent (or resume, with no `message`), release."""
         active = self._active.get(key)
@@ -241,7 +253,7 @@ class Runner:
                     # current_invocation() is set around each step of the agent only: the consumer's
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
-                    events = self.agent.run(invocation)
+                    events = (agent or active_agent(self.agent, session)).run(invocation)
                     try:
                         while True:
                             token = _current_invocation.set(invocation)
@@ -313,12 +325,19 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        agent: str | None = None,
     ) -> list[Event]:
         """Run to the end and return every event; for scripts (not from inside an event loop)."""
 
         async def collect() -> list[Event]:
             events = self.run(
-                user_id, session_id, message, callbacks=callbacks, stream=stream, invocation_id=invocation_id
+                user_id,
+                session_id,
+                message,
+                callbacks=callbacks,
+                stream=stream,
+                invocation_id=invocation_id,
+                agent=agent,
             )
             return [e async for e in events]
 

@@ -11,7 +11,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, S
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
+from adk.agents.output import CorrectOutput, Output
 from adk.agents.resume import RESUMING, finish_calls, pending_calls
+from adk.agents.tool import AgentTool, Relay
+from adk.agents.transfer import TRANSFER_TOOL, TransferTool, hand_over, transfer_targets, transferred
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
@@ -71,7 +74,11 @@ def _interrupted(calls: dict[str, str]) -> list[Message]:
 class LlmAgent(BaseAgent):
     """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
 
-    Tools are `BaseTool`s or plain typed functions (wrapped in a `FunctionTool`).
+    Tools are `BaseTool`s, plain typed functions (wrapped in a `FunctionTool`) or agents
+    (wrapped in an `AgentTool`). With `sub_agents`, or under an `LlmAgent` parent, the model is
+    offered `transfer_to_agent` (docs/agents.md). With `output_type`, the final answer is JSON
+    of that type, validated, and corrected up to `output_retries` times; `output_key` stores it
+    (or, without a type, the answer's text) in session state.
 
     The tool calls of one response run concurrently; their results go back in call order, and
     one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
@@ -83,26 +90,61 @@ class LlmAgent(BaseAgent):
         *,
         model: Model,
         instruction: str = "",
-        tools: Sequence[BaseTool | Callable[..., Any]] = (),
+        tools: Sequence[BaseTool | BaseAgent | Callable[..., Any]] = (),
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         max_iterations: int = 10,
         retry_policy: RetryPolicy | None = None,
         description: str = "",
+        sub_agents: Sequence[BaseAgent] = (),
+        disallow_transfer_to_parent: bool = False,
+        disallow_transfer_to_peers: bool = False,
+        output_type: Any = None,
+        output_key: str | None = None,
+        output_retries: int = 2,
     ) -> None:
-        super().__init__(name, description=description, callbacks=callbacks)
+        self.disallow_transfer_to_parent = disallow_transfer_to_parent
+        self.disallow_transfer_to_peers = disallow_transfer_to_peers
+        super().__init__(name, description=description, callbacks=callbacks, sub_agents=sub_agents)
         if max_iterations < 1:
             raise ValueError(f"agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
+        if output_retries < 0:
+            raise ValueError(f"agent {name!r}: output_retries must be 0 or more, got {output_retries}")
         self.model = model
         self.instruction = instruction
-        made = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools]
+        made = [
+            t if isinstance(t, BaseTool) else AgentTool(t) if isinstance(t, BaseAgent) else FunctionTool(t)
+            for t in tools
+        ]
         self.tools = {t.name: t for t in made}
         if len(self.tools) != len(made):
             raise ValueError(f"agent {name!r} has two tools with the same name")
+        if TRANSFER_TOOL in self.tools:
+            raise ValueError(f"agent {name!r}: the tool name {TRANSFER_TOOL!r} is kept for transfers")
         self.max_iterations = max_iterations
         self.retry_policy = retry_policy
+        self._output = Output(name, output_type, output_key) if output_type or output_key else None
+        self._correct = Callbacks.of([CorrectOutput(name, output_retries)]) if output_type else Callbacks.of()
+        self._relays = any(isinstance(t, AgentTool) for t in made)
+        """Whether some tool is an agent, whose events stream out while the tool calls run."""
+        self._transfer: TransferTool | None = None
         self._declarations = [t.declaration for t in made]
+        self._set_transfer()
         self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
         """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
+
+    def _adopted(self) -> None:
+        self._set_transfer()
+
+    def _set_transfer(self) -> None:
+        """Offer `transfer_to_agent` if this agent can reach another (again when it gets a parent)."""
+        if self._transfer is not None:
+            del self.tools[TRANSFER_TOOL]
+            self._declarations.pop()
+        targets = transfer_targets(self)
+        self._transfer = TransferTool(self, targets) if targets else None
+        if self._transfer is not None:
+            self.tools[TRANSFER_TOOL] = self._transfer
+            self._declarations.append(self._transfer.declaration)
 
     def _history(self, ctx: AgentContext) -> list[Message]:
         """The messages this agent sees: the session's, on its branch or an ancestor's.
@@ -142,7 +184,7 @@ class LlmAgent(BaseAgent):
         if cached is not None and cached[0] is hooks and cached[1] is policy:
             recovery = cached[2]
         else:  # concatenating on every run would cost more than the callbacks themselves
-            recovery = hooks + policy_callbacks(policy)
+            recovery = hooks + self._correct + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
         if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
@@ -163,6 +205,7 @@ class LlmAgent(BaseAgent):
                 messages=list(messages),
                 tools=self._declarations,
                 stream=invocation.stream,
+                response_format=self._output.response_format if self._output is not None else None,
             )
             response: LlmResponse | None = None
             envelope = self._call_model(ctx, request, recovery, policy)
@@ -176,6 +219,8 @@ class LlmAgent(BaseAgent):
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
+            if self._output is not None and not response.tool_calls:
+                self._output.settle(ctx, response)  # before the event: it carries the output_key
             yield Event.from_response(
                 ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
             )
@@ -184,10 +229,21 @@ class LlmAgent(BaseAgent):
             calls = response.tool_calls
             if not calls:
                 return
-            results = await self._call_tools(ctx, calls, recovery, policy)
+            if self._relays:  # agent tools: their agents' events stream out while the calls run
+                relay = Relay(self._call_tools(ctx, calls, recovery, policy))
+                async for event in relay.events():
+                    yield event
+                results = relay.result
+            else:
+                results = await self._call_tools(ctx, calls, recovery, policy)
             for result in results:
                 yield result
                 messages.extend(c.message for c in result.choices if c.message is not None)
+            target = transferred(invocation, calls) if self._transfer is not None else None
+            if target is not None:
+                async for event in hand_over(ctx, target):
+                    yield event
+                return
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
         )
@@ -223,6 +279,8 @@ class LlmAgent(BaseAgent):
                     await _close(stream)
                 if response is None:
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
+                if self._output is not None and self._output.type is not None and not response.tool_calls:
+                    self._output.check(response)  # an OutputValidationError goes to on_model_error
                 break
             except Exception as error:
                 locate(error, f"model:{mctx.model.name}")
