@@ -3,7 +3,21 @@
 import importlib
 import typing
 
-from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
+from adk.agents import (
+    AgentTool,
+    BaseAgent,
+    Condition,
+    LlmAgent,
+    LoopAgent,
+    MaxIterationsExceeded,
+    ParallelAgent,
+    SequentialAgent,
+    last_event,
+    mentioned,
+    output_of,
+    output_response,
+    state_set,
+)
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -48,6 +62,8 @@ from adk.errors import (
     CallbackRegistrationError,
     CircuitOpenError,
     ModelError,
+    OutputTypeError,
+    OutputValidationError,
     RetriesExhausted,
     ScriptError,
     SessionBusyError,
@@ -56,6 +72,7 @@ from adk.errors import (
     ToolError,
     ToolNotFoundError,
     ToolRetry,
+    TransferError,
 )
 from adk.events import (
     Choice,
@@ -88,6 +105,7 @@ __all__ = [
     "AfterTool",
     "AfterTranslate",
     "AgentContext",
+    "AgentTool",
     "AnyCallback",
     "BaseAgent",
     "BaseTool",
@@ -105,6 +123,7 @@ __all__ = [
     "Callbacks",
     "Choice",
     "CircuitOpenError",
+    "Condition",
     "Cont",
     "Content",
     "ErrorInfo",
@@ -131,6 +150,8 @@ __all__ = [
     "OnModelErrorResult",
     "OnToolError",
     "OnToolErrorResult",
+    "OutputTypeError",
+    "OutputValidationError",
     "ParallelAgent",
     "PostgresSessionService",
     "Raise",
@@ -153,14 +174,20 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "TransferError",
     "TranslateContext",
     "Usage",
     "current_invocation",
     "current_tool_call_id",
     "is_transient",
+    "last_event",
+    "mentioned",
+    "output_of",
+    "output_response",
     "run_after",
     "run_before",
     "run_on_error",
+    "state_set",
     "tool",
 ]
 

@@ -102,7 +102,8 @@ class ScriptedModel:
                 yield LlmResponse.chunk(text, model=self._name)
             if step.error is not None:
                 raise step.error
-            step = "".join(step.chunks)
+            yield LlmResponse.text("".join(step.chunks), model=self._name)  # streamed already: not again
+            return
         answer = step(request) if callable(step) and not isinstance(step, LlmResponse) else step
         if inspect.isawaitable(answer):
             answer = await answer

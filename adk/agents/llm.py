@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from contextlib import aclosing
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
@@ -231,8 +232,9 @@ class LlmAgent(BaseAgent):
                 return
             if self._relays:  # agent tools: their agents' events stream out while the calls run
                 relay = Relay(self._call_tools(ctx, calls, recovery, policy))
-                async for event in relay.events():
-                    yield event
+                async with aclosing(relay.events()) as relayed:
+                    async for event in relayed:
+                        yield event
                 results = relay.result
             else:
                 results = await self._call_tools(ctx, calls, recovery, policy)

@@ -79,7 +79,7 @@ class Output:
         if self.type is None:
             return response.content
         try:
-            return self.adapter.validate_json(response.content)
+            return self.adapter.validate_json(json_text(response.content))
         except ValidationError as e:
             raise OutputValidationError(self.agent, problems(e), response) from None
 
@@ -140,6 +140,17 @@ def problems(error: ValidationError) -> list[str]:
     return lines
 
 
+def json_text(answer: str) -> str:
+    """The JSON of an answer, without the Markdown code fence some models put around it."""
+    text = answer.strip()
+    if text.startswith("```") and text.endswith("```") and len(text) > 6:
+        text = text[3:-3]
+        first, newline, rest = text.partition("\n")
+        if newline and (not first.strip() or first.strip().isalnum()):  # ```json, or a bare fence
+            text = rest
+    return text
+
+
 def output_response(value: Any) -> LlmResponse:
     """A response whose answer is `value` as JSON: what a `Fallback` gives for a structured answer."""
     return LlmResponse.text(to_json(value).decode())
@@ -164,7 +175,7 @@ def output_of(events: Iterable[Event], output_type: type[T], *, author: str | No
         if author is not None and event.author != author:
             continue
         try:
-            value: T = _cached_adapter(output_type).validate_json(event.content)
+            value: T = _cached_adapter(output_type).validate_json(json_text(event.content))
         except ValidationError as e:
             raise OutputValidationError(event.author, problems(e), event) from None
         return value
