@@ -99,7 +99,7 @@ class LlmAgent(BaseAgent):
         sub_agents: Sequence[BaseAgent] = (),
         disallow_transfer_to_parent: bool = False,
         disallow_transfer_to_peers: bool = False,
-        output_type: Any = None,
+        output_type: type[Any] | None = None,
         output_key: str | None = None,
         output_retries: int = 2,
     ) -> None:
