@@ -14,6 +14,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from adk.callbacks.decisions import Decision
+
 __all__ = [
     "Choice",
     "ErrorInfo",
@@ -45,6 +47,8 @@ class ObjectType:
     AGENT_TRANSFER = "agent.transfer"
     STATE_UPDATE = "state.update"
     RUNNER_COMPLETION = "runner.completion"
+    ATTEMPT_FAILED = "attempt.failed"
+    """A model attempt failed and a callback recovered: its `decisions` say how, as it happens."""
     ATTEMPT_DISCARDED = "attempt.discarded"
     """A streamed attempt whose partial output went out was discarded: roll it back."""
 
@@ -225,6 +229,8 @@ class Event(LlmResponse):
     """Dotted path of agent names, distinct per `ParallelAgent` child."""
     actions: EventActions = Field(default_factory=EventActions)
     long_running_tool_ids: list[str] = Field(default_factory=list)
+    decisions: tuple[Decision, ...] = ()
+    """What callbacks decided that shaped this event (`adk.callbacks.decisions`), in order."""
 
     @classmethod
     def new(cls, invocation_id: str, author: str, **fields: Any) -> Event:

@@ -22,6 +22,10 @@ naming the callback, the hook and the cause (what it raised is `__cause__`). Pre
 5. With `continue_on_response` (`run_before`), a `Halt` does not stop the chain: the `Cont`s
    after it go on threading the context, and the last `Halt` wins.
 
+The `*_by` variants also return who decided (the callback whose `Halt`, `Retry` or `Fallback`
+won; those whose `after_*` output replaced the value), so agents can stamp decisions on events;
+finding out costs nothing when nobody decides.
+
 `asyncio.CancelledError` is never caught. A hook name that is not one of `HOOKS` is a
 `ValueError`: no callback could implement it, so the chain would silently do nothing.
 """
@@ -41,7 +45,7 @@ if TYPE_CHECKING:
     from adk.context import AgentContext, ModelContext, ToolContext
     from adk.events import LlmResponse, Message
 
-__all__ = ["run_after", "run_before", "run_on_error"]
+__all__ = ["run_after", "run_after_by", "run_before", "run_before_by", "run_on_error", "run_on_error_by"]
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +102,23 @@ async def run_before(
     continue_on_response: bool = False,
 ) -> Cont[Any] | Halt[Any]:
     """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
+    result, _ = await run_before_by(
+        callbacks, hook, ctx, continue_on_error=continue_on_error, continue_on_response=continue_on_response
+    )
+    return result
+
+
+async def run_before_by(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    ctx: C,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+) -> tuple[Cont[C] | Halt[Any], object | None]:
+    """`run_before`, and the callback whose `Halt` won (None for a `Cont`): who decided, for events."""
     halt: Halt[Any] | None = None
+    halted_by: object = None
     first_error: CallbackError | None = None
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
@@ -119,8 +139,8 @@ async def run_before(
                 if not continue_on_response:
                     if first_error is not None:
                         _log_dropped(first_error)
-                    return result  # type: ignore[no-any-return]  # checked: it is a Halt
-                halt = result
+                    return result, owner
+                halt, halted_by = result, owner
                 continue
             error = bad_result(owner, hook, result, "Cont or Halt")
         if not continue_on_error:
@@ -129,10 +149,10 @@ async def run_before(
     if halt is not None:
         if first_error is not None:
             _log_dropped(first_error)
-        return halt
+        return halt, halted_by
     if first_error is not None:
         raise first_error
-    return Cont(ctx)
+    return Cont(ctx), None
 
 
 @overload
@@ -184,7 +204,24 @@ async def run_after(
     With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
     and the first error is raised at the end.
     """
+    output, _ = await run_after_by(callbacks, hook, result, ctx, continue_on_error=continue_on_error)
+    return output
+
+
+_NOBODY: tuple[object, ...] = ()
+
+
+async def run_after_by(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    result: V,
+    ctx: Any,
+    *,
+    continue_on_error: bool = False,
+) -> tuple[V, tuple[object, ...]]:
+    """`run_after`, and the callbacks that returned another object than they were given, in order."""
     first_error: CallbackError | None = None
+    replaced_by = _NOBODY
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         impls = resolved._hooks[hook]
@@ -192,16 +229,20 @@ async def run_after(
         raise unknown_hook(hook) from None
     for fn, is_async, owner in impls:
         try:
-            result = (await fn(result, ctx)) if is_async else fn(result, ctx)
+            output = (await fn(result, ctx)) if is_async else fn(result, ctx)
         except Exception as e:
-            # `result` is still the previous output: the assignment did not happen.
+            # `result` is still the previous output: it is not threaded on.
             error = hook_raised(owner, hook, e)
             if not continue_on_error:
                 raise error from e
             first_error = first_error or error
+        else:
+            if output is not result:
+                replaced_by = (*replaced_by, owner)
+                result = output
     if first_error is not None:
         raise first_error
-    return result
+    return result, replaced_by
 
 
 @overload
@@ -244,6 +285,19 @@ async def run_on_error(
     `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
     `Raise(last_error)` is returned for the caller to raise.
     """
+    result, _ = await run_on_error_by(callbacks, hook, error, ctx, continue_on_error=continue_on_error)
+    return result
+
+
+async def run_on_error_by(
+    callbacks: Callbacks | Iterable[object],
+    hook: str,
+    error: Exception,
+    ctx: C,
+    *,
+    continue_on_error: bool = False,
+) -> tuple[Retry[C] | Fallback[Any] | Raise, object | None]:
+    """`run_on_error`, and the callback whose `Retry` or `Fallback` won (None for a `Raise`)."""
     first_error: CallbackError | None = None
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
@@ -266,7 +320,7 @@ async def run_on_error(
             elif cls is Retry or cls is Fallback:
                 if first_error is not None:
                     _log_dropped(first_error)
-                return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
+                return result, owner
             else:
                 failure = bad_result(owner, hook, result, "Retry, Fallback or Raise")
         failure.__context__ = error
@@ -275,4 +329,4 @@ async def run_on_error(
         first_error = first_error or failure
     if first_error is not None:
         raise first_error
-    return Raise(error)
+    return Raise(error), None
