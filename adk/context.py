@@ -17,7 +17,7 @@ from adk.callbacks.registry import Callbacks
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
-    from adk.events import Message
+    from adk.events import Event, Message
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
     from adk.sessions.base import Session
@@ -100,6 +100,7 @@ class Invocation:
 
     __slots__ = (
         "_hooks",
+        "_observers",
         "_on_end",
         "_outer",
         "_run_callbacks",
@@ -146,6 +147,7 @@ class Invocation:
         self._hooks: dict[int, Callbacks] = {}
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
+        self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
@@ -176,6 +178,21 @@ class Invocation:
         fails, is halted, or its consumer stops iterating; the error may be `GeneratorExit`.
         """
         self._on_end.append(fn)
+
+    def observe(self, fn: Callable[[Event], object]) -> None:
+        """Call `fn` with each later event of this run, as the runner yields it (partial ones too).
+
+        For observers (tracing, audit) that read what events say, such as the decisions they
+        carry; a complete event is stored before `fn` sees it. An `fn` that raises is logged.
+        """
+        self._observers.append(fn)
+
+    def _notify(self, event: Event) -> None:
+        for fn in self._observers:
+            try:
+                fn(event)
+            except Exception:
+                log.exception("observer %r of invocation %s failed", fn, self.invocation_id)
 
     def _end(self, error: BaseException | None) -> None:
         fns, self._on_end = self._on_end, []

@@ -29,7 +29,7 @@ from tenacity.wait import wait_base
 
 from adk.callbacks.chain import run_on_error_by
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried, carry, decided_by
-from adk.callbacks.registry import Callbacks, HookName, callback_name
+from adk.callbacks.registry import Callbacks, HookName
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
 from adk.errors import ModelError, RetriesExhausted, locate, where
@@ -321,12 +321,13 @@ async def recover(
     try:
         while True:
             decision, owner = await run_on_error_by(hooks, hook, error, ctx)
+            by, target = decided_by(owner, hook), _target(ctx)
             match decision:
                 case Fallback():
-                    _decided(attempts, FellBack(_by(owner, hook), _target(ctx), None, *_error(error)), ctx)
+                    _decided(attempts, FellBack(by, target, None, *_error(error)), ctx)
                     return decision
                 case Retry(ctx=new, delay=delay):
-                    by, target, to = _by(owner, hook), _target(ctx), _target(new)
+                    to = _target(new)
                     switched = getattr(new, "model", None)
                     if switched is not model:
                         attempts.switch(switched, delay or 0.0)
@@ -351,10 +352,6 @@ async def recover(
                     assert_never(decision)
     finally:
         _envelope.reset(token)
-
-
-def _by(owner: object, hook: str) -> str:
-    return decided_by(callback_name(owner), hook)
 
 
 def _error(error: BaseException) -> tuple[str, str]:

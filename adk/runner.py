@@ -7,6 +7,7 @@ import weakref
 from collections.abc import AsyncGenerator, Iterable
 
 from adk.agents.base import BaseAgent
+from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import Invocation, _current_invocation
@@ -133,6 +134,8 @@ class Runner:
                             if state.has_delta:
                                 event.actions.state_delta.update(state.take_delta())
                             await store.append_event(session, event)
+                        if invocation._observers:
+                            invocation._notify(event)
                         yield event
                 finally:
                     await events.aclose()  # closes every agent below now, cancelling their tool tasks
@@ -140,19 +143,25 @@ class Runner:
                 author = self.agent.name
                 if failure is not None:
                     location = where(failure) or f"agent:{author}"
-                    event = Event.from_error(inv_id, author, failure, where=location)
+                    event = Event.from_error(
+                        inv_id, author, failure, where=location, decisions=carried(failure)
+                    )
                     if state.has_delta:
                         event.actions.state_delta = state.take_delta()
                     await store.append_event(session, event)
+                    invocation._notify(event)
                     invocation._end(failure)
                     yield event
                     return
                 if state.has_delta:
                     event = Event.state_update(inv_id, author, state.take_delta())
                     await store.append_event(session, event)
+                    invocation._notify(event)
                     yield event
+                event = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                invocation._notify(event)
                 invocation._end(None)
-                yield Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                yield event
             except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
                 invocation._end(stopped)  # does nothing once the run has ended
                 raise

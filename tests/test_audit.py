@@ -3,8 +3,9 @@
 import logging
 
 import pytest
+import tenacity
 
-from adk import LlmAgent, LlmResponse, Runner, ToolCall
+from adk import LlmAgent, LlmResponse, RetryPolicy, Runner, ToolCall
 from adk.audit import AuditLog
 from adk.errors import ServerError
 from adk.testing import ScriptedModel
@@ -24,12 +25,12 @@ async def test_every_hook_call_is_one_record(caplog: pytest.LogCaptureFixture) -
         ]
     )
     agent = LlmAgent("assistant", model=model, tools=[Tool("echo", echo)])
-    runner = Runner(agent, callbacks=[AuditLog()])
+    runner = Runner(agent, callbacks=[AuditLog()], retry_policy=RetryPolicy(wait=tenacity.wait_fixed(0.5)))
     with caplog.at_level(logging.INFO, logger="adk.audit"):
         events = [e async for e in runner.run("u", "s", "hi", invocation_id="inv1")]
     assert events[-1].object == "runner.completion"
-    prefix = "invocation=inv1 agent=assistant hook="
-    assert [r.getMessage().removeprefix(prefix) for r in caplog.records] == [
+    prefix = "invocation=inv1 agent=assistant "
+    assert [r.getMessage().removeprefix(prefix).removeprefix("hook=") for r in caplog.records] == [
         "before_agent outcome=start",
         "before_model model=scripted attempt=1 outcome=call",
         "after_model model=scripted attempt=1 outcome=tool_calls:echo,echo",
@@ -39,6 +40,9 @@ async def test_every_hook_call_is_one_record(caplog: pytest.LogCaptureFixture) -
         "on_tool_error tool=echo tool_call_id=c2 attempt=1 outcome=error:ValueError",
         "before_model model=scripted attempt=1 outcome=call",
         "on_model_error model=scripted attempt=1 outcome=error:ServerError",
+        # read from the attempt.failed event, as it happened
+        "decision=retried by=callback:RetryPolicy.on_model_error target=model:scripted attempt=2 wait=0.5 "
+        "error=ServerError",
         "after_model model=scripted attempt=2 outcome=text",
         "after_agent outcome=end",
     ]

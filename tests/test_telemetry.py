@@ -21,7 +21,7 @@ from adk import (
     ToolCall,
 )
 from adk.errors import AuthenticationError, ServerError
-from adk.recovery import FallbackModels
+from adk.recovery import FallbackModels, Testing
 from adk.telemetry import Tracing
 from adk.testing import ScriptedModel
 from tests._runtime import Tool, echo
@@ -65,7 +65,7 @@ def named(spans: tuple[ReadableSpan, ...], name: str) -> ReadableSpan:
 
 
 async def test_spans_for_invocation_agent_model_attempts_and_tools(
-    tracing: Tracing, exporter: InMemorySpanExporter
+    tracing: Tracing, exporter: InMemorySpanExporter, testing: Testing
 ) -> None:
     model = ScriptedModel(
         [
@@ -109,7 +109,7 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
     }
     assert second.attributes is not None
     assert second.attributes["adk.attempt"] == 2
-    (event,) = second.events
+    event, decision = second.events
     assert event.name == "exception"
     assert dict(event.attributes or {}) | {"exception.stacktrace": ""} == {
         "exception.type": "adk.errors.ServerError",
@@ -118,6 +118,15 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
         "exception.escaped": "False",
         "adk.attempt": 1,
         "adk.model": "scripted",
+    }
+    assert decision.name == "adk.decision"  # read from the run's events
+    assert dict(decision.attributes or {}) == {
+        "adk.decision": "retried",
+        "adk.by": "callback:RetryPolicy.on_model_error",
+        "adk.target": "model:scripted",
+        "adk.attempt": 2,
+        "adk.wait": testing.waits[0],
+        "adk.error": "ServerError",
     }
     assert second.status.status_code is StatusCode.UNSET
 
@@ -180,9 +189,18 @@ async def test_a_fallback_to_another_model_is_one_model_span(
     model = named(exporter.get_finished_spans(), "model primary")
     assert model.attributes is not None
     assert (model.attributes["adk.model"], model.attributes["adk.attempt"]) == ("backup", 1)
-    assert [(e.name, dict(e.attributes or {})["adk.model"]) for e in model.events] == [
-        ("exception", "primary")
-    ]
+    exception, decision = model.events
+    assert (exception.name, (exception.attributes or {})["adk.model"]) == ("exception", "primary")
+    assert (decision.name, dict(decision.attributes or {})) == (
+        "adk.decision",
+        {
+            "adk.decision": "fell_back",
+            "adk.by": "callback:FallbackModels.on_model_error",
+            "adk.target": "model:primary",
+            "adk.to": "model:backup",
+            "adk.error": "AuthenticationError",
+        },
+    )
     assert model.status.status_code is StatusCode.UNSET
 
 
@@ -198,7 +216,12 @@ async def test_a_halted_model_call_is_marked(tracing: Tracing, exporter: InMemor
     assert events[-2].content == "no"
     spans = exporter.get_finished_spans()
     assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
-    assert (named(spans, "model scripted").attributes or {})["adk.halted"] is True
+    model = named(spans, "model scripted")
+    assert (model.attributes or {})["adk.halted"] is True
+    assert (model.attributes or {})["adk.halted_by"] == "callback:Guard.before_model"
+    assert [dict(e.attributes or {}) for e in model.events] == [
+        {"adk.decision": "halted", "adk.by": "callback:Guard.before_model", "adk.target": "model:scripted"}
+    ]
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
+from typing import assert_never
 
-from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.chain import run_after_by, run_before_by
+from adk.callbacks.decisions import Decision, Halted, Replaced, decided_by
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Halt
@@ -53,14 +55,17 @@ class BaseAgent(ABC):
         hooks = invocation.hooks_for(self)
         ctx = AgentContext(invocation, self, branch)
         if hooks.get("before_agent"):
-            started = await run_before(hooks, "before_agent", ctx)
+            started, by = await run_before_by(hooks, "before_agent", ctx)
             match started:
                 case Halt(value=content):
                     invocation.end_invocation()
-                    yield self._final_event(ctx, content)
+                    halted = Halted(decided_by(by, "before_agent"), f"agent:{self.name}")
+                    yield self._final_event(ctx, content, (halted,))
                     return
                 case Cont(ctx=ctx):
                     pass
+                case _:
+                    assert_never(started)
             if invocation.state.has_delta:
                 yield self._state_event(ctx)
 
@@ -84,9 +89,11 @@ class BaseAgent(ABC):
 
         if invocation.ended or not hooks.get("after_agent"):
             return
-        replaced = await run_after(hooks, "after_agent", output, ctx)
+        replaced, by = await run_after_by(hooks, "after_agent", output, ctx)
         if replaced is not None and replaced is not output:
-            yield self._final_event(ctx, replaced)
+            target = f"agent:{self.name}"
+            decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
+            yield self._final_event(ctx, replaced, decisions)
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
 
@@ -94,7 +101,9 @@ class BaseAgent(ABC):
     def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         """The agent's own work, as events."""
 
-    def _final_event(self, ctx: AgentContext, content: Message | str) -> Event:
+    def _final_event(
+        self, ctx: AgentContext, content: Message | str, decisions: tuple[Decision, ...]
+    ) -> Event:
         message = Message.assistant(content) if isinstance(content, str) else content
         event = Event.new(
             ctx.invocation_id,
@@ -102,6 +111,7 @@ class BaseAgent(ABC):
             branch=ctx.branch,
             choices=[Choice(message=message, finish_reason="stop")],
             done=True,
+            decisions=decisions,
         )
         return _carry_escalation(ctx.invocation, event)
 

@@ -14,7 +14,7 @@ from adk.agents.base import BaseAgent
 from adk.callbacks.chain import run_after_by, run_before_by
 from adk.callbacks.decisions import Halted, Replaced, decided_by
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks, callback_name
+from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
@@ -192,7 +192,7 @@ class LlmAgent(BaseAgent):
             started, by = await run_before_by(hooks, "before_model", mctx)
             match started:
                 case Halt(value=halted):
-                    attempts.decided(Halted(_by(by, "before_model"), f"model:{mctx.model.name}"))
+                    attempts.decided(Halted(decided_by(by, "before_model"), f"model:{mctx.model.name}"))
                     yield self._response(ctx, halted, attempts)
                     return
                 case Cont(ctx=mctx):
@@ -233,7 +233,7 @@ class LlmAgent(BaseAgent):
         if hooks.get("after_model"):
             final, replaced = await run_after_by(hooks, "after_model", final, mctx)
             for owner in replaced:
-                attempts.decided(Replaced(_by(owner, "after_model"), f"model:{mctx.model.name}"))
+                attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
         yield self._response(ctx, final, attempts)
 
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
@@ -299,7 +299,7 @@ class LlmAgent(BaseAgent):
             if hooks.get("after_tool"):
                 result, replaced = await run_after_by(hooks, "after_tool", result, tctx)
                 for owner in replaced:
-                    attempts.decided(Replaced(_by(owner, "after_tool"), f"tool:{tctx.tool.name}"))
+                    attempts.decided(Replaced(decided_by(owner, "after_tool"), f"tool:{tctx.tool.name}"))
             content, info = result_to_text(result), None
         except Exception as e:
             content = self._error_text(ctx, tctx.tool, e)
@@ -359,7 +359,7 @@ class LlmAgent(BaseAgent):
                     checked, by = await run_before_by(hooks, "before_tool", tctx)
                     match checked:
                         case Halt(value=value):
-                            attempts.decided(Halted(_by(by, "before_tool"), f"tool:{tctx.tool.name}"))
+                            attempts.decided(Halted(decided_by(by, "before_tool"), f"tool:{tctx.tool.name}"))
                             return value, tctx
                         case Cont(ctx=tctx):
                             passed = (tctx.tool, _snapshot(tctx.args))
@@ -380,10 +380,6 @@ class LlmAgent(BaseAgent):
                     error = None
                 case _:
                     assert_never(decision)
-
-
-def _by(owner: object, hook: str) -> str:
-    return decided_by(callback_name(owner), hook)
 
 
 def _snapshot(value: Any) -> Any:

@@ -20,14 +20,16 @@ from typing import Annotated, Literal, TypeAlias, TypeVar
 
 from pydantic import Field
 
+from adk.callbacks.registry import callback_name
+
 __all__ = ["Decision", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry", "decided_by"]
 
 E = TypeVar("E", bound=BaseException)
 
 
-def decided_by(name: str, hook: str) -> str:
-    """How a decision names the callback `name` and its `hook`: `callback:<name>.<hook>`."""
-    return f"callback:{name}.{hook}"
+def decided_by(callback: object, hook: str) -> str:
+    """How a decision names a registered callback and its `hook`: `callback:<Name>.<hook>`."""
+    return f"callback:{callback_name(callback)}.{hook}"
 
 
 @dataclass(frozen=True, slots=True)
