@@ -26,13 +26,11 @@ decision, naming the callback and hook that took it:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import FellBack, Halted, Replaced, Retried
 from adk.callbacks.results import Cont, Raise
 from adk.context import AgentContext, ModelContext, ToolContext
-from adk.events import ObjectType
 
 if TYPE_CHECKING:
     from adk.context import Invocation
@@ -58,11 +56,7 @@ class AuditLog:
     def _event(self, event: Event) -> None:
         if not event.decisions or not self.logger.isEnabledFor(self.level):
             return
-        decisions: Sequence[Decision] = event.decisions
-        if event.object == ObjectType.CHAT_COMPLETION and not event.is_partial:
-            # a model call's recoveries were logged from its `attempt.failed` events, as they happened
-            decisions = [d for d in decisions if isinstance(d, Halted | Replaced)]
-        for decision in decisions:
+        for decision in event.fresh_decisions():
             fields: dict[str, Any] = {
                 "invocation": event.invocation_id,
                 "agent": event.author,

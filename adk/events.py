@@ -284,6 +284,17 @@ class Event(LlmResponse):
         data.update(fields)
         return cls(invocation_id=invocation_id, author=author, **data)
 
+    def fresh_decisions(self) -> tuple[Decision, ...]:
+        """The decisions this event is the first to tell a consumer of the live run.
+
+        A model call's retries and fallbacks are told as they happen, by `attempt.failed` events;
+        its response (or the error that ended it) repeats them for the record.
+        """
+        decisions = self.decisions
+        if decisions and (self.object == ObjectType.CHAT_COMPLETION or self.object == ObjectType.ERROR):
+            return tuple(d for d in decisions if d.kind == "halted" or d.kind == "replaced")
+        return decisions
+
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""
         return self.model_copy(deep=True)

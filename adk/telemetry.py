@@ -161,9 +161,8 @@ class Tracing:
                     self._agent_decisions(t, event)
                     return
                 span = models.pop(0)
-                for decision in event.decisions:
-                    if isinstance(decision, Halted | Replaced):  # recoveries came as they happened
-                        _record(span, decision)
+                for decision in event.fresh_decisions():  # its recoveries came as they happened
+                    _record(span, decision)
                 span.end(end_time=_ns(event))
             case ObjectType.TOOL_RESPONSE:
                 message = event.message

@@ -7,7 +7,6 @@ import pytest
 
 from adk import (
     AgentContext,
-    Callbacks,
     Cont,
     Halt,
     LlmAgent,
@@ -33,10 +32,8 @@ def missing(args: dict[str, Any], ctx: ToolContext) -> Any:
 async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     display = Display(out, err, color=False)
-    runner.callbacks = Callbacks.of([display]) + runner.callbacks
-    with display.watching():
-        async for event in runner.run("u", "s", message, stream=stream):
-            display.show(event)
+    async for event in runner.run("u", "s", message, stream=stream):
+        display.show(event)
     return out.getvalue(), err.getvalue()
 
 
@@ -52,7 +49,9 @@ async def test_a_discarded_streamed_attempt_is_called_out() -> None:
     out, _ = await shown(Runner(LlmAgent("bot", model=model)))
     lines = out.splitlines()
     assert lines[0] == "bot: Hello"
-    assert lines[1].startswith("  ↻ model m failed (ServerError: cut); retrying in ")
+    assert lines[1].startswith(
+        "  ↻ model m failed (ServerError: cut); RetryPolicy.on_model_error retries in "
+    )
     assert lines[2] == "  ⟲ discarded: attempt 1 on model 'm' failed after partial output"
     assert lines[3:] == ["bot: Hello again"]
 
@@ -70,12 +69,15 @@ class Rewrite:
 async def test_agent_halts_and_replaced_outputs_are_called_out() -> None:
     halted = LlmAgent("first", model=ScriptedModel([]), callbacks=[StopAgent()])
     out, _ = await shown(Runner(halted))
-    assert out == "  ⛔ a before_agent callback halted agent first\nfirst: closed for maintenance\n"
+    assert (
+        out
+        == "  ⛔ StopAgent.before_agent halted agent first; it did not run\nfirst: closed for maintenance\n"
+    )
 
     replaced = LlmAgent("second", model=ScriptedModel(["original"]), callbacks=[Rewrite()])
     out, _ = await shown(Runner(replaced), stream=False)
     assert out == (
-        "second: original\n  ✎ an after_agent callback replaced the answer of second\nsecond: rewritten\n"
+        "second: original\n  ✎ Rewrite.after_agent replaced the output of agent second\nsecond: rewritten\n"
     )
 
 
