@@ -5,7 +5,7 @@ import logging
 import pytest
 import tenacity
 
-from adk import LlmAgent, LlmResponse, RetryPolicy, Runner, ToolCall
+from adk import Cont, Halt, LlmAgent, LlmResponse, ModelContext, RetryPolicy, Runner, ToolCall, ToolContext
 from adk.audit import AuditLog
 from adk.errors import ServerError
 from adk.testing import ScriptedModel
@@ -78,3 +78,41 @@ async def test_logger_and_level_can_be_chosen(caplog: pytest.LogCaptureFixture) 
         "invocation=i agent=a hook=before_agent outcome=start",
     )
     assert len(caplog.records) == 4
+
+
+class Guard:
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext] | Halt[LlmResponse]:
+        first = len(ctx.request.messages) == 1  # the user's message only: answer with a tool call
+        return Halt(LlmResponse.calls(ToolCall.of("delete", id="c1"))) if first else Cont(ctx)
+
+
+class Refuse:
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[str]:
+        return Halt("refused")
+
+
+async def test_decisions_read_from_events_name_the_callback_and_hook(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedModel(["ok"])
+    agent = LlmAgent("a", model=model, tools=[Tool("delete", echo)], callbacks=[Refuse()])
+    runner = Runner(agent, callbacks=[AuditLog(), Guard()])
+    with caplog.at_level(logging.INFO, logger="adk.audit"):
+        [e async for e in runner.run("u", "s", "hi", invocation_id="i")]
+    decisions = [r.__dict__["adk"] for r in caplog.records if "decision" in r.__dict__["adk"]]
+    assert decisions == [
+        {
+            "invocation": "i",
+            "agent": "a",
+            "decision": "halted",
+            "by": "callback:Guard.before_model",
+            "target": "model:scripted",
+        },
+        {
+            "invocation": "i",
+            "agent": "a",
+            "decision": "halted",
+            "by": "callback:Refuse.before_tool",
+            "target": "tool:delete",
+        },
+    ]

@@ -4,6 +4,7 @@ import io
 from typing import Any
 
 import pytest
+import tenacity
 
 from adk import (
     AgentContext,
@@ -12,6 +13,8 @@ from adk import (
     LlmAgent,
     LlmResponse,
     Message,
+    ModelContext,
+    RetryPolicy,
     Runner,
     SequentialAgent,
     ToolCall,
@@ -106,3 +109,40 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     display = Display(Tty(), color=True)
     display.user("hi")
     assert display.out.getvalue() == "\x1b[1myou:\x1b[0m hi\n"  # type: ignore[attr-defined]
+
+
+class Refuse:
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[str]:
+        return Halt("not allowed") if ctx.tool.name == "delete" else Cont(ctx)
+
+
+class Polite:
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        return LlmResponse.text(response.content + ", please") if response.content else response
+
+
+async def test_tool_decisions_and_a_replaced_response_name_who_took_them() -> None:
+    failures = [ConnectionError("reset")]
+
+    def fetch(args: dict[str, Any], ctx: ToolContext) -> Any:
+        if failures:
+            raise failures.pop()
+        return "page"
+
+    calls = LlmResponse.calls(ToolCall.of("delete", id="c1"), ToolCall.of("fetch", id="c2"))
+    model = ScriptedModel([calls, "done"])
+    tools = [Tool("delete"), Tool("fetch", fetch, idempotent=True)]
+    agent = LlmAgent("bot", model=model, tools=tools, callbacks=[Refuse(), Polite()])
+    runner = Runner(agent, retry_policy=RetryPolicy(wait=tenacity.wait_fixed(0.5)))
+    out, _ = await shown(runner, stream=False)
+    assert out == (
+        "  ⚙ delete()\n"
+        "  ⚙ fetch()\n"
+        "  ⛔ Refuse.before_tool halted tool delete; it did not run\n"
+        "  ↳ not allowed\n"
+        "  ↻ tool fetch failed (ConnectionError: reset); RetryPolicy.on_tool_error retries in 0.50 s "
+        "(attempt 2)\n"
+        "  ↳ page\n"
+        "  ✎ Polite.after_model replaced the output of model scripted\n"
+        "bot: done, please\n"
+    )
