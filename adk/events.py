@@ -1,9 +1,10 @@
 """Events and their parts: messages, tool calls, model responses (trpc-agent-go's shape).
 
 An `Event` is a model response (`LlmResponse`: choices with a full `message` or a streaming
-`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it and what it changes
-(`author`, `invocation_id`, `branch`, `actions`). Everything is pydantic, so an event round-trips
-through JSON without loss, which is how sessions store them.
+`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it, what it changes and what
+callbacks decided that shaped it (`author`, `invocation_id`, `branch`, `actions`, `decisions`).
+Everything is pydantic, so an event round-trips through JSON without loss, which is how sessions
+store them.
 """
 
 from __future__ import annotations
