@@ -111,8 +111,8 @@ class BaseAgent(ABC):
             branch=ctx.branch,
             choices=[Choice(message=message, finish_reason="stop")],
             done=True,
-            decisions=decisions,
         )
+        event.decisions = decisions
         return _carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:

@@ -238,15 +238,10 @@ class LlmAgent(BaseAgent):
 
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
         """The event of an envelope's final response, with the decisions that shaped it."""
-        decisions = attempts.decisions
-        return Event.from_response(
-            ctx.invocation_id,
-            self.name,
-            response,
-            branch=ctx.branch,
-            is_partial=False,
-            decisions=() if decisions is None else tuple(decisions),
+        event = Event.from_response(
+            ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
         )
+        return _stamp(event, attempts)
 
     def _attempt_failed(
         self, ctx: AgentContext, mctx: ModelContext, error: Exception, attempts: Attempts
@@ -306,16 +301,15 @@ class LlmAgent(BaseAgent):
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")
         finally:
             _current_tool_call_id.reset(token)
-        decisions = attempts.decisions
-        return Event.new(
+        event = Event.new(
             ctx.invocation_id,
             self.name,
             branch=ctx.branch,
             object=ObjectType.TOOL_RESPONSE,
             choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
             error=info,
-            decisions=() if decisions is None else tuple(decisions),
         )
+        return _stamp(event, attempts)
 
     def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
@@ -382,10 +376,22 @@ class LlmAgent(BaseAgent):
                     assert_never(decision)
 
 
+def _stamp(event: Event, attempts: Attempts) -> Event:
+    """`event` with its envelope's decisions (set only when there are some: validating costs)."""
+    decisions = attempts.decisions
+    if decisions is not None:
+        event.decisions = tuple(decisions)
+    return event
+
+
 def _snapshot(value: Any) -> Any:
     """A copy of JSON-like arguments deep enough that an edit made in place later shows as a change."""
     if type(value) is dict:
-        return {k: _snapshot(v) for k, v in value.items()}
+        copied = dict(value)
+        for key, item in value.items():
+            if type(item) is dict or type(item) is list:
+                copied[key] = _snapshot(item)
+        return copied
     if type(value) is list:
-        return [_snapshot(v) for v in value]
+        return [_snapshot(item) for item in value]
     return value
