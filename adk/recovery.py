@@ -27,7 +27,7 @@ from tenacity.retry import retry_base
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
-from adk.callbacks.chain import run_on_error_by
+from adk.callbacks.chain import run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried, carry, decided_by
 from adk.callbacks.registry import Callbacks, HookName
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
@@ -320,14 +320,15 @@ async def recover(
     token = _envelope.set(attempts)
     try:
         while True:
-            decision, owner = await run_on_error_by(hooks, hook, error, ctx)
-            by, target = decided_by(owner, hook), _target(ctx)
+            deciders: list[object] = []
+            decision = await run_on_error(hooks, hook, error, ctx, deciders=deciders)
             match decision:
                 case Fallback():
+                    by, target = decided_by(deciders[0], hook), _target(ctx)
                     _decided(attempts, FellBack(by, target, None, *_error(error)), ctx)
                     return decision
                 case Retry(ctx=new, delay=delay):
-                    to = _target(new)
+                    by, target, to = decided_by(deciders[0], hook), _target(ctx), _target(new)
                     switched = getattr(new, "model", None)
                     if switched is not model:
                         attempts.switch(switched, delay or 0.0)

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import assert_never
 
-from adk.callbacks.chain import run_after_by, run_before_by
+from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import Decision, Halted, Replaced, decided_by
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
@@ -55,11 +55,12 @@ class BaseAgent(ABC):
         hooks = invocation.hooks_for(self)
         ctx = AgentContext(invocation, self, branch)
         if hooks.get("before_agent"):
-            started, by = await run_before_by(hooks, "before_agent", ctx)
+            deciders: list[object] = []
+            started = await run_before(hooks, "before_agent", ctx, deciders=deciders)
             match started:
                 case Halt(value=content):
                     invocation.end_invocation()
-                    halted = Halted(decided_by(by, "before_agent"), f"agent:{self.name}")
+                    halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
                     yield self._final_event(ctx, content, (halted,))
                     return
                 case Cont(ctx=ctx):
@@ -89,7 +90,8 @@ class BaseAgent(ABC):
 
         if invocation.ended or not hooks.get("after_agent"):
             return
-        replaced, by = await run_after_by(hooks, "after_agent", output, ctx)
+        by: list[object] = []
+        replaced = await run_after(hooks, "after_agent", output, ctx, deciders=by)
         if replaced is not None and replaced is not output:
             target = f"agent:{self.name}"
             decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)

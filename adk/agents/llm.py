@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, S
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
-from adk.callbacks.chain import run_after_by, run_before_by
+from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import Halted, Replaced, decided_by
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
@@ -189,10 +189,13 @@ class LlmAgent(BaseAgent):
         mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
         attempts = policy.attempts()
         if hooks.get("before_model"):
-            started, by = await run_before_by(hooks, "before_model", mctx)
+            deciders: list[object] = []
+            started = await run_before(hooks, "before_model", mctx, deciders=deciders)
             match started:
                 case Halt(value=halted):
-                    attempts.decided(Halted(decided_by(by, "before_model"), f"model:{mctx.model.name}"))
+                    attempts.decided(
+                        Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}")
+                    )
                     yield self._response(ctx, halted, attempts)
                     return
                 case Cont(ctx=mctx):
@@ -231,7 +234,8 @@ class LlmAgent(BaseAgent):
                     case _:
                         assert_never(decision)
         if hooks.get("after_model"):
-            final, replaced = await run_after_by(hooks, "after_model", final, mctx)
+            replaced: list[object] = []
+            final = await run_after(hooks, "after_model", final, mctx, deciders=replaced)
             for owner in replaced:
                 attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
         yield self._response(ctx, final, attempts)
@@ -292,7 +296,8 @@ class LlmAgent(BaseAgent):
         try:
             result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
             if hooks.get("after_tool"):
-                result, replaced = await run_after_by(hooks, "after_tool", result, tctx)
+                replaced: list[object] = []
+                result = await run_after(hooks, "after_tool", result, tctx, deciders=replaced)
                 for owner in replaced:
                     attempts.decided(Replaced(decided_by(owner, "after_tool"), f"tool:{tctx.tool.name}"))
             content, info = result_to_text(result), None
@@ -350,10 +355,12 @@ class LlmAgent(BaseAgent):
         while True:
             if error is None:
                 if guarded and (passed is None or tctx.tool is not passed[0] or tctx.args != passed[1]):
-                    checked, by = await run_before_by(hooks, "before_tool", tctx)
+                    deciders: list[object] = []
+                    checked = await run_before(hooks, "before_tool", tctx, deciders=deciders)
                     match checked:
                         case Halt(value=value):
-                            attempts.decided(Halted(decided_by(by, "before_tool"), f"tool:{tctx.tool.name}"))
+                            by = decided_by(deciders[0], "before_tool")
+                            attempts.decided(Halted(by, f"tool:{tctx.tool.name}"))
                             return value, tctx
                         case Cont(ctx=tctx):
                             passed = (tctx.tool, _snapshot(tctx.args))

@@ -22,9 +22,9 @@ naming the callback, the hook and the cause (what it raised is `__cause__`). Pre
 5. With `continue_on_response` (`run_before`), a `Halt` does not stop the chain: the `Cont`s
    after it go on threading the context, and the last `Halt` wins.
 
-The `*_by` variants also return who decided (the callback whose `Halt`, `Retry` or `Fallback`
-won; those whose `after_*` output replaced the value), so agents can stamp decisions on events;
-finding out costs nothing when nobody decides.
+Who decided is data for events: given a list as `deciders`, a helper appends the callback whose
+`Halt`, `Retry` or `Fallback` won, or (`run_after`) each one whose output replaced the value.
+Nothing is allocated, and no more than an identity check per `after_*` hook is done, for it.
 
 `asyncio.CancelledError` is never caught. A hook name that is not one of `HOOKS` is a
 `ValueError`: no callback could implement it, so the chain would silently do nothing.
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from adk.context import AgentContext, ModelContext, ToolContext
     from adk.events import LlmResponse, Message
 
-__all__ = ["run_after", "run_after_by", "run_before", "run_before_by", "run_on_error", "run_on_error_by"]
+__all__ = ["run_after", "run_before", "run_on_error"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ async def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Cont[AgentContext] | Halt[Content]: ...
 @overload
 async def run_before(
@@ -74,6 +75,7 @@ async def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Cont[ModelContext] | Halt[LlmResponse]: ...
 @overload
 async def run_before(
@@ -83,6 +85,7 @@ async def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Cont[ToolContext] | Halt[Any]: ...
 @overload
 async def run_before(
@@ -92,6 +95,7 @@ async def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Cont[C] | Halt[Any]: ...
 async def run_before(
     callbacks: Callbacks | Iterable[object],
@@ -100,23 +104,12 @@ async def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Cont[Any] | Halt[Any]:
-    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
-    result, _ = await run_before_by(
-        callbacks, hook, ctx, continue_on_error=continue_on_error, continue_on_response=continue_on_response
-    )
-    return result
+    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`.
 
-
-async def run_before_by(
-    callbacks: Callbacks | Iterable[object],
-    hook: str,
-    ctx: C,
-    *,
-    continue_on_error: bool = False,
-    continue_on_response: bool = False,
-) -> tuple[Cont[C] | Halt[Any], object | None]:
-    """`run_before`, and the callback whose `Halt` won (None for a `Cont`): who decided, for events."""
+    The callback whose `Halt` won is appended to `deciders`, if given.
+    """
     halt: Halt[Any] | None = None
     halted_by: object = None
     first_error: CallbackError | None = None
@@ -139,7 +132,9 @@ async def run_before_by(
                 if not continue_on_response:
                     if first_error is not None:
                         _log_dropped(first_error)
-                    return result, owner
+                    if deciders is not None:
+                        deciders.append(owner)
+                    return result  # type: ignore[no-any-return]  # checked: it is a Halt
                 halt, halted_by = result, owner
                 continue
             error = bad_result(owner, hook, result, "Cont or Halt")
@@ -149,10 +144,12 @@ async def run_before_by(
     if halt is not None:
         if first_error is not None:
             _log_dropped(first_error)
-        return halt, halted_by
+        if deciders is not None:
+            deciders.append(halted_by)
+        return halt
     if first_error is not None:
         raise first_error
-    return Cont(ctx), None
+    return Cont(ctx)
 
 
 @overload
@@ -163,6 +160,7 @@ async def run_after(
     ctx: AgentContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Message | None: ...
 @overload
 async def run_after(
@@ -172,6 +170,7 @@ async def run_after(
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> LlmResponse: ...
 @overload
 async def run_after(
@@ -181,6 +180,7 @@ async def run_after(
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Any: ...
 @overload
 async def run_after(
@@ -190,6 +190,7 @@ async def run_after(
     ctx: Any,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> V: ...
 async def run_after(
     callbacks: Callbacks | Iterable[object],
@@ -198,30 +199,15 @@ async def run_after(
     ctx: Any,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Any:
     """Fold `result` through each callback's `hook`, left to right; return the last output.
 
     With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
-    and the first error is raised at the end.
+    and the first error is raised at the end. Each callback that returned another object than it
+    was given is appended to `deciders`, if given.
     """
-    output, _ = await run_after_by(callbacks, hook, result, ctx, continue_on_error=continue_on_error)
-    return output
-
-
-_NOBODY: tuple[object, ...] = ()
-
-
-async def run_after_by(
-    callbacks: Callbacks | Iterable[object],
-    hook: str,
-    result: V,
-    ctx: Any,
-    *,
-    continue_on_error: bool = False,
-) -> tuple[V, tuple[object, ...]]:
-    """`run_after`, and the callbacks that returned another object than they were given, in order."""
     first_error: CallbackError | None = None
-    replaced_by = _NOBODY
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         impls = resolved._hooks[hook]
@@ -238,11 +224,12 @@ async def run_after_by(
             first_error = first_error or error
         else:
             if output is not result:
-                replaced_by = (*replaced_by, owner)
+                if deciders is not None:
+                    deciders.append(owner)
                 result = output
     if first_error is not None:
         raise first_error
-    return result, replaced_by
+    return result
 
 
 @overload
@@ -253,6 +240,7 @@ async def run_on_error(
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Retry[ModelContext] | Fallback[LlmResponse] | Raise: ...
 @overload
 async def run_on_error(
@@ -262,6 +250,7 @@ async def run_on_error(
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Retry[ToolContext] | Fallback[Any] | Raise: ...
 @overload
 async def run_on_error(
@@ -271,6 +260,7 @@ async def run_on_error(
     ctx: C,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Retry[C] | Fallback[Any] | Raise: ...
 async def run_on_error(
     callbacks: Callbacks | Iterable[object],
@@ -279,25 +269,14 @@ async def run_on_error(
     ctx: Any,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Retry[Any] | Fallback[Any] | Raise:
     """Offer `error` to each callback's `hook`: the first `Retry` or `Fallback` wins.
 
     `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
-    `Raise(last_error)` is returned for the caller to raise.
+    `Raise(last_error)` is returned for the caller to raise. The callback whose `Retry` or
+    `Fallback` won is appended to `deciders`, if given.
     """
-    result, _ = await run_on_error_by(callbacks, hook, error, ctx, continue_on_error=continue_on_error)
-    return result
-
-
-async def run_on_error_by(
-    callbacks: Callbacks | Iterable[object],
-    hook: str,
-    error: Exception,
-    ctx: C,
-    *,
-    continue_on_error: bool = False,
-) -> tuple[Retry[C] | Fallback[Any] | Raise, object | None]:
-    """`run_on_error`, and the callback whose `Retry` or `Fallback` won (None for a `Raise`)."""
     first_error: CallbackError | None = None
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
@@ -320,7 +299,9 @@ async def run_on_error_by(
             elif cls is Retry or cls is Fallback:
                 if first_error is not None:
                     _log_dropped(first_error)
-                return result, owner
+                if deciders is not None:
+                    deciders.append(owner)
+                return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
             else:
                 failure = bad_result(owner, hook, result, "Retry, Fallback or Raise")
         failure.__context__ = error
@@ -329,4 +310,4 @@ async def run_on_error_by(
         first_error = first_error or failure
     if first_error is not None:
         raise first_error
-    return Raise(error), None
+    return Raise(error)
