@@ -49,6 +49,7 @@ from adk.errors import (
     ModelError,
     RetriesExhausted,
     SessionBusyError,
+    StaleSessionError,
     ToolArgumentsError,
     ToolError,
     ToolNotFoundError,
@@ -75,6 +76,7 @@ from adk.tools import BaseTool, FunctionTool, tool
 
 if typing.TYPE_CHECKING:
     from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
+    from adk.sessions.postgres import PostgresSessionService
     from adk.sessions.sqlite import SqliteSessionService
 
 __all__ = [
@@ -127,6 +129,7 @@ __all__ = [
     "OnToolError",
     "OnToolErrorResult",
     "ParallelAgent",
+    "PostgresSessionService",
     "Raise",
     "RetriesExhausted",
     "Retry",
@@ -137,6 +140,7 @@ __all__ = [
     "SessionBusyError",
     "SessionService",
     "SqliteSessionService",
+    "StaleSessionError",
     "State",
     "ToolArgumentsError",
     "ToolCall",
@@ -157,12 +161,13 @@ __all__ = [
 ]
 
 # Loaded on first use, so that `import adk` stays cheap: AG-UI translation is an optional extra,
-# and the SQLite store (with sqlite3) is one choice of store among others.
+# and the SQLite and PostgreSQL stores (with sqlite3, asyncpg) are choices of store among others.
 _LAZY = {
     "AfterTranslate": "adk.agui",
     "BeforeTranslate": "adk.agui",
     "TranslateContext": "adk.agui",
     "SqliteSessionService": "adk.sessions.sqlite",
+    "PostgresSessionService": "adk.sessions.postgres",
 }
 
 if not typing.TYPE_CHECKING:  # mypy would otherwise accept any name imported from adk

@@ -1,8 +1,8 @@
 """The `adk` command line: play the demo, chat with your agent, or serve it over AG-UI.
 
     adk demo [--model openai:<name>]
-    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--db PATH]
-    adk serve path/to/agent.py [--host HOST] [--port PORT] [--db PATH]
+    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL]
+    adk serve path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL]
 
 A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
 decided (a halt, a replaced output, a retry and its wait, a fallback), all read from the run's
@@ -30,6 +30,7 @@ from adk.errors import AdkError
 from adk.events import Event, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
+from adk.sessions import SessionService, open_store
 from adk.sessions.sqlite import SqliteSessionService
 
 __all__ = ["CliError", "Display", "load", "load_runner", "main"]
@@ -239,28 +240,37 @@ def load(path: str) -> Runner | BaseAgent:
     )
 
 
-def load_runner(path: str, db: str | None = None) -> Runner:
+def load_runner(path: str, sessions: str | None = None) -> Runner:
     """The runner for the file at `path`: its own `runner`, or one around its `agent`.
 
-    A runner made here keeps sessions in SQLite (`db`, or `.adk/sessions.sqlite3`); a module's
-    own runner keeps its store unless `db` is given.
+    A runner made here keeps sessions in `sessions` (a SQLite path or a `postgresql://` URL;
+    by default `.adk/sessions.sqlite3`); a module's own runner keeps its store unless
+    `sessions` is given.
     """
     found = load(path)
     if isinstance(found, BaseAgent):
-        return Runner(found, session_service=_sqlite(Path(db) if db else DEFAULT_DB))
-    if db:
-        found.session_service = _sqlite(Path(db))
+        return Runner(found, session_service=_store(sessions or str(DEFAULT_DB)))
+    if sessions:
+        found.session_service = _store(sessions)
     return found
 
 
-def _sqlite(db: Path) -> SqliteSessionService:
-    db.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteSessionService(db)
+def _store(where: str) -> SessionService:
+    """The store at `where`; a SQLite file's directory is made if missing."""
+    if not where.startswith(("postgresql:", "postgres:")):
+        Path(where).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return open_store(where)
+    except ValueError as e:
+        raise CliError(f"--sessions: {e}") from e
 
 
-def _close(runner: Runner) -> None:
-    if isinstance(runner.session_service, SqliteSessionService):
-        runner.session_service.close()
+def _close(runner: Runner, loop: asyncio.Runner | None = None) -> None:
+    store = runner.session_service
+    if isinstance(store, SqliteSessionService):
+        store.close()
+    elif loop is not None and (close := getattr(store, "close", None)) is not None:
+        loop.run(close())  # PostgreSQL: its pool belongs to this loop
 
 
 def _openai(spec: str) -> Model:
@@ -294,7 +304,7 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
 
     model = _openai(args.model) if args.model else None
     agent, primary = demo.build_agent(model, wait=args.wait, pace=args.pace)
-    runner = Runner(agent, session_service=_sqlite(Path(args.db)) if args.db else None)
+    runner = Runner(agent, session_service=_store(args.sessions) if args.sessions else None)
     session = args.session or new_id()[:12]
     who = f"model {args.model}" if args.model else "scripted model, no API key needed"
     display.out.write(f"adk demo: an assistant with a weather tool, a guardrail and recovery; {who}\n")
@@ -315,17 +325,17 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
 
 
 def _run(args: argparse.Namespace, display: Display) -> int:
-    runner = load_runner(args.path, args.db)
+    runner = load_runner(args.path, args.sessions)
     session = args.session or new_id()[:12]
     if not args.session:
         display.info(f"session {session} (continue it with --session {session})")
-    try:
-        with asyncio.Runner() as loop:
+    with asyncio.Runner() as loop:
+        try:
             if args.message is not None:
                 return 0 if loop.run(_turn(runner, display, args.user, session, args.message)) else 1
             return _chat(lambda line: loop.run(_turn(runner, display, args.user, session, line)), display)
-    finally:
-        _close(runner)
+        finally:
+            _close(runner, loop)
 
 
 def _chat(turn: Callable[[str], bool], display: Display) -> int:
@@ -347,7 +357,7 @@ def _chat(turn: Callable[[str], bool], display: Display) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    runner = load_runner(args.path, args.db)
+    runner = load_runner(args.path, args.sessions)
     try:
         from adk.agui import serve
 
@@ -370,7 +380,7 @@ def _parser() -> argparse.ArgumentParser:
     def sessions(p: argparse.ArgumentParser, db_help: str) -> None:
         p.add_argument("--session", help="session id; reuse one to continue its conversation")
         p.add_argument("--user", default="user", help="user id (default: user)")
-        p.add_argument("--db", help=db_help)
+        p.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=db_help)
 
     demo = commands.add_parser("demo", help="play a demo conversation (no API key needed)")
     demo.add_argument(
@@ -380,18 +390,22 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--pace", type=float, default=0.03, help="seconds between streamed words (default 0.03)"
     )
-    sessions(demo, "keep the demo's session in this SQLite file (default: in memory)")
+    sessions(demo, "keep the demo's session in this SQLite file or postgresql:// URL (default: in memory)")
 
     run = commands.add_parser("run", help="chat with the agent (or runner) defined in a Python file")
     run.add_argument("path", help="a Python file defining `agent` or `runner`")
     run.add_argument("-m", "--message", help="send this one message and exit")
-    sessions(run, f"SQLite session store (default: {DEFAULT_DB}; a runner's own store is kept unless given)")
+    store_help = (
+        f"session store: a SQLite file or a postgresql://user:password@host/db URL (default: {DEFAULT_DB};"
+        " a module's own runner keeps its store unless given)"
+    )
+    sessions(run, store_help)
 
     serve = commands.add_parser("serve", help="serve the agent in a Python file over AG-UI (the agui extra)")
     serve.add_argument("path", help="a Python file defining `agent` or `runner`")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--db", help=f"SQLite session store (default: {DEFAULT_DB})")
+    serve.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
     return parser
 
 

@@ -13,6 +13,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_json
+
 from adk.callbacks.registry import Callbacks
 
 if TYPE_CHECKING:
@@ -41,7 +43,9 @@ _MISSING: Any = object()
 class State(MutableMapping[str, Any]):
     """Session state whose changes are recorded as a delta until the next event carries them.
 
-    Setting a key to None deletes it (the delta says `key: None`).
+    Setting a key to None deletes it (the delta says `key: None`). A value JSON cannot hold is
+    refused where it is set, so that it becomes the error of the tool or callback that set it
+    rather than a failure to store the event later.
     """
 
     __slots__ = ("_base", "_delta")
@@ -59,6 +63,12 @@ class State(MutableMapping[str, Any]):
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
+        try:
+            to_json(value)  # what the stores write: a value passes if and only if they can store it
+        except ValueError as e:  # pydantic's serialization errors and circular references
+            raise TypeError(
+                f"state[{key!r}]: JSON cannot hold a value of type {type(value).__name__} ({e})"
+            ) from None
         self._delta[key] = value
 
     def __delitem__(self, key: str) -> None:

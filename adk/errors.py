@@ -3,7 +3,8 @@
 AdkError
  ├── CallbackError             a hook raised, or returned what its hook may not return
  ├── CallbackRegistrationError an object is not a usable callback (also a TypeError)
- ├── SessionBusyError          a second run on a session that is already running
+ ├── SessionBusyError          a run on a session that another run (in any process) holds
+ ├── StaleSessionError         an append from a copy of a session that missed stored events
  ├── ToolError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
@@ -38,6 +39,7 @@ __all__ = [
     "RetriesExhausted",
     "ServerError",
     "SessionBusyError",
+    "StaleSessionError",
     "StreamInterruptedError",
     "ToolArgumentsError",
     "ToolError",
@@ -70,7 +72,11 @@ class CallbackRegistrationError(AdkError, TypeError):
 
 
 class SessionBusyError(AdkError):
-    """A run was started on a session that another run is still using."""
+    """A run was started on a session that another run, in this process or another, still holds."""
+
+
+class StaleSessionError(AdkError):
+    """An append did not follow the last stored event: another writer appended in between."""
 
 
 class ToolError(AdkError):

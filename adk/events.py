@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,14 +59,21 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
-class FunctionCall(_Model):
+class _Frozen(_Model):
+    """A part of the conversation: shared by the session's history and every request made from it,
+    so it cannot change in place; `model_copy(update={...})` makes a changed copy."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class FunctionCall(_Frozen):
     """The function a tool call names, with its arguments as the model sent them (JSON text)."""
 
     name: str
     arguments: str = "{}"
 
 
-class ToolCall(_Model):
+class ToolCall(_Frozen):
     """One tool call requested by the model."""
 
     id: str
@@ -78,12 +86,16 @@ class ToolCall(_Model):
         return cls(id=id or f"call_{new_id()[:16]}", function=FunctionCall(name=name, arguments=arguments))
 
 
-class Message(_Model):
-    """A chat message: system instruction, user turn, assistant answer or tool result."""
+class Message(_Frozen):
+    """A chat message: system instruction, user turn, assistant answer or tool result.
+
+    Frozen: a hook that wants another message puts a changed copy in its request's list
+    (`messages[i] = messages[i].model_copy(update={"content": ...})`).
+    """
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     """For a `tool` message: the id of the call it answers."""
     name: str | None = None
@@ -94,8 +106,8 @@ class Message(_Model):
         return cls(role="user", content=content)
 
     @classmethod
-    def assistant(cls, content: str = "", tool_calls: list[ToolCall] | None = None) -> Message:
-        return cls(role="assistant", content=content, tool_calls=tool_calls or [])
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
+        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
 
     @classmethod
     def tool(cls, content: str, *, tool_call_id: str, name: str) -> Message:
@@ -165,7 +177,7 @@ class LlmResponse(_Model):
     def calls(cls, *tool_calls: ToolCall, content: str = "", **fields: Any) -> Self:
         """A complete (`done` unless `fields` say otherwise) response asking for `tool_calls`."""
         fields.setdefault("done", True)
-        message = Message.assistant(content, list(tool_calls))
+        message = Message.assistant(content, tool_calls)
         return cls(choices=[Choice(message=message, finish_reason="tool_calls")], **fields)
 
     @classmethod
@@ -203,10 +215,10 @@ class LlmResponse(_Model):
         return m.content if m is not None else ""
 
     @property
-    def tool_calls(self) -> list[ToolCall]:
+    def tool_calls(self) -> tuple[ToolCall, ...]:
         """The tool calls of the full message (never of a delta)."""
         m = self.message
-        return m.tool_calls if m is not None else []
+        return m.tool_calls if m is not None else ()
 
 
 class EventActions(_Model):

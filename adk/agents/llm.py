@@ -11,6 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, S
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
+from adk.agents.resume import RESUMING, finish_calls, pending_calls
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import Halted, Replaced, decided_by
 from adk.callbacks.protocols import AnyCallback
@@ -149,6 +150,16 @@ class LlmAgent(BaseAgent):
             recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
+        if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
+            pending = pending_calls(ctx)
+            if pending is None:
+                return
+            finished = await finish_calls(
+                ctx, pending, self.tools, lambda call: self._call_tool(ctx, call, recovery, policy)
+            )
+            for result in finished:
+                yield result
+                messages.extend(c.message for c in result.choices if c.message is not None)
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
@@ -278,11 +289,20 @@ class LlmAgent(BaseAgent):
         )
 
     async def _call_tools(
-        self, ctx: AgentContext, calls: list[ToolCall], hooks: Callbacks, policy: RetryPolicy
+        self, ctx: AgentContext, calls: Sequence[ToolCall], hooks: Callbacks, policy: RetryPolicy
     ) -> list[Event]:
         if len(calls) == 1:
             return [await self._call_tool(ctx, calls[0], hooks, policy)]
-        return list(await asyncio.gather(*(self._call_tool(ctx, c, hooks, policy) for c in calls)))
+        tasks = [asyncio.create_task(self._call_tool(ctx, c, hooks, policy)) for c in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # A tool that raised CancelledError itself ends the gather at once: its siblings
+            # must not run on after the run ended.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def _call_tool(
         self, ctx: AgentContext, call: ToolCall, hooks: Callbacks, policy: RetryPolicy

@@ -1,5 +1,6 @@
 """`adk run` and `adk serve`: loading a user's agent, one message or a chat, sessions, failures."""
 
+import asyncio
 import io
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import pytest
 from adk import BaseAgent, Runner
 from adk.cli import main
 from adk.testing import set_testing
+from tests import postgres
 
 ECHO = """\
 from adk import LlmAgent
@@ -209,3 +211,38 @@ def test_demo_on_an_openai_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 def test_an_unknown_model_provider(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--model", "anthropic:claude"]) == 1
     assert capsys.readouterr().err == "adk: --model 'anthropic:claude': expected openai:<model name>\n"
+
+
+def test_sessions_in_postgresql_are_shared_by_separate_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    postgres.require()
+    path = write("echo_agent.py", ECHO)
+    schema = postgres.schema_name()
+    url = f"{postgres.URL}?schema={schema}"
+    try:
+        assert main(["run", path, "-m", "one", "--session", "s", "--sessions", url]) == 0
+        assert main(["run", path, "-m", "two", "--session", "s", "--sessions", url]) == 0
+        assert capsys.readouterr().out == "echo: heard ['one']\necho: heard ['one', 'two']\n"
+    finally:
+        asyncio.run(postgres.drop(schema))
+    assert not Path(".adk").exists()  # no SQLite file was made
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        (
+            "postgresql://",
+            "adk: --sessions: session store URL 'postgresql://' is not a PostgreSQL URL:"
+            " expected postgresql://user[:password]@host[:port]/database\n",
+        ),
+        (
+            "postgresql://adk:hunter2@127.0.0.1:1/db",
+            "✗ error: ConnectionError: cannot open session store postgresql://adk:***@127.0.0.1:1/db: ",
+        ),
+    ],
+)
+def test_a_bad_sessions_url_is_one_line(where: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write("echo_agent.py", ECHO)
+    assert main(["run", path, "-m", "hi", "--session", "s", "--sessions", where]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1 and "hunter2" not in err

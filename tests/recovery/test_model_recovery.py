@@ -194,7 +194,7 @@ async def test_discarded_streamed_attempt_is_announced_and_never_stored(testing:
     assert discarded.is_partial and discarded.error is not None
     assert discarded.error.where == "model:scripted"
     stored = (await runner.session_service.get("u", "s")).events  # type: ignore[union-attr]
-    assert [e.object for e in stored] == [ObjectType.CHAT_COMPLETION] * 2
+    assert [e.object for e in stored] == [ObjectType.CHAT_COMPLETION] * 2 + [ObjectType.RUNNER_COMPLETION]
 
 
 async def test_circuit_breaker_opens_then_closes_after_cooldown(testing: Testing) -> None:
