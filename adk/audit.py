@@ -73,8 +73,8 @@ class AuditLog:
                     fields["error"] = decision.error
                 case Halted() | Replaced():
                     pass
-                case _:
-                    assert_never(decision)
+                case unreachable:
+                    assert_never(unreachable)
             self.logger.log(
                 self.level, " ".join(f"{k}={v}" for k, v in fields.items()), extra={"adk": fields}
             )

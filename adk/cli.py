@@ -26,7 +26,7 @@ from typing import TextIO, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
-from adk.errors import AdkError
+from adk.errors import AdkError, CliError
 from adk.events import Event, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
@@ -38,10 +38,6 @@ __all__ = ["CliError", "Display", "load", "load_runner", "main"]
 DEFAULT_DB = Path(".adk") / "sessions.sqlite3"
 _EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 _AGUI_PACKAGES = {"adk", "ag_ui", "starlette", "uvicorn"}
-
-
-class CliError(Exception):
-    """A failure to report as one line, exiting with status 1."""
 
 
 class Display:
@@ -124,8 +120,8 @@ class Display:
                     failed = f"{target} failed ({decision.error}: {decision.message})"
                     instead = "a fallback result" if to is None else to.replace(":", " ", 1)
                     self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
-                case _:
-                    assert_never(decision)
+                case unreachable:
+                    assert_never(unreachable)
 
     def _response(self, event: Event) -> None:
         key = (event.branch, event.author)

@@ -28,11 +28,11 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from adk.callbacks.chain import run_on_error
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried, carry, decided_by
-from adk.callbacks.registry import Callbacks, HookName
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried, carry
+from adk.callbacks.registry import Callbacks, HookName, decided_by
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
-from adk.errors import ModelError, RetriesExhausted, locate, where
+from adk.errors import CircuitOpenError, ModelError, RetriesExhausted, locate, where
 from adk.events import LlmResponse
 from adk.models.base import Model
 
@@ -247,9 +247,7 @@ class Attempts:
 
     def state(self, policy: object, error: Exception) -> RetryCallState:
         """`policy`'s tenacity state for the failed attempt in progress, its outcome `error`."""
-        track = self._track
-        if track is None:
-            raise RuntimeError("Attempts.state() before any attempt failed")
+        track = self._failed()
         entry = track.states.get(id(policy))
         if entry is None:
             state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]  # needs no Retrying
@@ -278,9 +276,14 @@ class Attempts:
         cap = _testing.attempts
         if (cap is not None and state.attempt_number >= cap) or policy.stop(state):
             return None
-        assert self._track is not None  # state() built it
-        self._track.advance(delay)
+        self._failed().advance(delay)
         return delay
+
+    def _failed(self) -> _Track:
+        track = self._track
+        if track is None:
+            raise RuntimeError("no attempt of this envelope has failed yet")
+        return track
 
     def switch(self, target: object, wait: float) -> None:
         """The next attempt goes to another model: its own bound, resumed if it was tried before."""
@@ -349,8 +352,8 @@ async def recover(
                     error = locate(RetriesExhausted(attempts.number, error), where(error) or hook)
                 case Raise(error=final):
                     raise carry(final, attempts.decisions)
-                case _:
-                    assert_never(decision)
+                case unreachable:
+                    assert_never(unreachable)
     finally:
         _envelope.reset(token)
 
@@ -392,8 +395,8 @@ def _log_decision(decision: Decision, ctx: ModelContext | ToolContext) -> None:
             text = f"a fallback result stands in for {kind} {name!r}"
         case Halted() | Replaced():
             return
-        case _:
-            assert_never(decision)
+        case unreachable:
+            assert_never(unreachable)
     log.info("%s after %s", text, details["error"], extra={"adk": details})
 
 
@@ -495,7 +498,3 @@ class CircuitBreaker:
         if count >= self.failures:
             self._opened[name] = self._clock()
         return Raise(error)
-
-
-class CircuitOpenError(ModelError):
-    """Every model a `CircuitBreaker` could use is in its cool-down."""

@@ -91,8 +91,8 @@ def _record(span: Span, decision: Decision) -> None:
             attributes["adk.error"] = decision.error
             if decision.to is not None:
                 attributes["adk.to"] = decision.to
-        case _:
-            assert_never(decision)
+        case unreachable:
+            assert_never(unreachable)
     span.add_event("adk.decision", attributes)
 
 

@@ -13,9 +13,9 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import assert_never
 
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Decision, Halted, Replaced, decided_by
+from adk.callbacks.decisions import Decision, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Halt
 from adk.context import AgentContext, Invocation
 from adk.errors import locate
@@ -65,8 +65,8 @@ class BaseAgent(ABC):
                     return
                 case Cont(ctx=ctx):
                     pass
-                case _:
-                    assert_never(started)
+                case unreachable:
+                    assert_never(unreachable)
             if invocation.state.has_delta:
                 yield self._state_event(ctx)
 

@@ -1,6 +1,6 @@
 """`LlmAgent`: calls a model, runs the tools it asks for, and loops until it answers.
 
-Each model call and each tool call is one envelope (DESIGN §4): `before_*` once, attempts
+Each model call and each tool call is one envelope (docs/recovery.md): `before_*` once, attempts
 inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_*` once.
 """
 
@@ -13,13 +13,13 @@ from typing import Any, assert_never
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING, finish_calls, pending_calls
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Halted, Replaced, decided_by
+from adk.callbacks.decisions import Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
-    AdkError,
+    MaxIterationsExceeded,
     StreamInterruptedError,
     ToolArgumentsError,
     ToolNotFoundError,
@@ -33,10 +33,6 @@ from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
-
-
-class MaxIterationsExceeded(AdkError):
-    """The model kept asking for tools beyond the agent's `max_iterations`."""
 
 
 class _MissingTool(BaseTool):
@@ -178,8 +174,8 @@ class LlmAgent(BaseAgent):
                     yield event
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
-            if response is None:
-                raise RuntimeError(f"agent {self.name!r}: the model envelope ended without a response")
+            if response is None:  # every path of the envelope ends in a response, or raises
+                raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
                 messages.append(response.message)
             calls = response.tool_calls
@@ -211,8 +207,8 @@ class LlmAgent(BaseAgent):
                     return
                 case Cont(ctx=mctx):
                     pass
-                case _:
-                    assert_never(started)
+                case unreachable:
+                    assert_never(unreachable)
         while True:
             streamed = False
             response: LlmResponse | None = None
@@ -242,8 +238,8 @@ class LlmAgent(BaseAgent):
                         break
                     case Retry(ctx=mctx, delay=wait):
                         await sleep(wait or 0.0)
-                    case _:
-                        assert_never(decision)
+                    case other:
+                        assert_never(other)
         if hooks.get("after_model"):
             replaced: list[object] = []
             final = await run_after(hooks, "after_model", final, mctx, deciders=replaced)
@@ -384,8 +380,8 @@ class LlmAgent(BaseAgent):
                             return value, tctx
                         case Cont(ctx=tctx):
                             passed = (tctx.tool, _snapshot(tctx.args))
-                        case _:
-                            assert_never(checked)
+                        case unreachable:
+                            assert_never(unreachable)
                 try:
                     args = tctx.tool.validate(tctx.args)
                     return await tctx.tool.run(args, tctx), tctx
@@ -399,8 +395,8 @@ class LlmAgent(BaseAgent):
                 case Retry(ctx=tctx, delay=wait):
                     await sleep(wait or 0.0)
                     error = None
-                case _:
-                    assert_never(decision)
+                case other:
+                    assert_never(other)
 
 
 def _stamp(event: Event, attempts: Attempts) -> Event:

@@ -1,7 +1,7 @@
 """The callback core: tagged results, one protocol per hook, registration and the chains."""
 
 from adk.callbacks.base import Callback
-from adk.callbacks.chain import run_after, run_before, run_on_error
+from adk.callbacks.chain import run_after, run_before, run_chain, run_on_error
 from adk.callbacks.protocols import (
     AfterAgent,
     AfterModel,
@@ -19,7 +19,7 @@ from adk.callbacks.protocols import (
     OnToolError,
     OnToolErrorResult,
 )
-from adk.callbacks.registry import HOOKS, Callbacks, HookName
+from adk.callbacks.registry import HOOKS, Callbacks, Hook, HookName, declare_hooks
 from adk.callbacks.results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Raise, Retry
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "ErrorResult",
     "Fallback",
     "Halt",
+    "Hook",
     "HookName",
     "OnModelError",
     "OnModelErrorResult",
@@ -49,7 +50,9 @@ __all__ = [
     "OnToolErrorResult",
     "Raise",
     "Retry",
+    "declare_hooks",
     "run_after",
     "run_before",
+    "run_chain",
     "run_on_error",
 ]

@@ -1,8 +1,9 @@
 """What a callback decided, as data on the events it shaped: stored, and round-tripped through JSON.
 
 Every decision names the callback and hook that took it (`by`, spelt as an error's `where`:
-`callback:Guard.before_model`) and the call it was about (`target`: `model:<name>`,
-`tool:<name>` or `agent:<name>`). Displays, tracing, audit logs and AG-UI read these from events.
+`callback:Guard.before_model`, made by `registry.decided_by`) and the call it was about
+(`target`: `model:<name>`, `tool:<name>` or `agent:<name>`). Displays, tracing, audit logs and
+AG-UI read these from events.
 
 | decision | when |
 |---|---|
@@ -20,16 +21,9 @@ from typing import Annotated, Literal, TypeAlias, TypeVar
 
 from pydantic import Field
 
-from adk.callbacks.registry import callback_name
-
-__all__ = ["Decision", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry", "decided_by"]
+__all__ = ["Decision", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
 
 E = TypeVar("E", bound=BaseException)
-
-
-def decided_by(callback: object, hook: str) -> str:
-    """How a decision names a registered callback and its `hook`: `callback:<Name>.<hook>`."""
-    return f"callback:{callback_name(callback)}.{hook}"
 
 
 @dataclass(frozen=True, slots=True)

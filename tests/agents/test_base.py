@@ -1,4 +1,4 @@
-"""The flow every agent follows: before_agent / after_agent and state deltas (DESIGN §2, §5)."""
+"""The flow every agent follows: before_agent / after_agent and state deltas (docs/runtime.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""LlmAgent: the model and tool hooks of DESIGN §2, tool errors, concurrency, the iteration bound."""
+"""LlmAgent: the model and tool hooks of docs/callbacks.md, tool errors, concurrency, the iteration bound."""
 
 from __future__ import annotations
 
