@@ -220,7 +220,7 @@ class Attempts:
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
         """The policy whose `stop` bounds this envelope (the agent's or the runner's)."""
-        self._start = _now()
+        self._start = time.monotonic() + _testing.slept  # _now(), inlined: every envelope pays it
         self._track: _Track | None = None
         self._tracks: dict[int, _Track] | None = None
         self.decisions: list[Decision] | None = None

@@ -269,12 +269,14 @@ class Runner:
                         if state.has_delta:
                             event = Event.state_update(inv_id, author, state.take_delta())
                             await save(event)
-                            invocation._notify(event)
+                            if invocation._observers:
+                                invocation._notify(event)
                             yield event
                         # Stored too: it tells a later resume() that this invocation is finished.
                         done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
                         await save(done)
-                        invocation._notify(done)
+                        if invocation._observers:
+                            invocation._notify(done)
                         invocation._end(None)
                         yield done
                         return
@@ -287,7 +289,8 @@ class Runner:
                     await store.append_event(session, event)
                 except Exception:
                     log.warning("could not store the error event of invocation %s", inv_id, exc_info=True)
-                invocation._notify(event)
+                if invocation._observers:
+                    invocation._notify(event)
                 invocation._end(failure)
                 yield event
             except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled

@@ -252,7 +252,10 @@ class LlmAgent(BaseAgent):
         event = Event.from_response(
             ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
         )
-        return _stamp(event, attempts)
+        decisions = attempts.decisions
+        if decisions is not None:  # set only when there are some: validating even none costs
+            event.decisions = tuple(decisions)
+        return event
 
     def _attempt_failed(
         self, ctx: AgentContext, mctx: ModelContext, error: Exception, attempts: Attempts
@@ -330,7 +333,10 @@ class LlmAgent(BaseAgent):
             choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
             error=info,
         )
-        return _stamp(event, attempts)
+        decisions = attempts.decisions
+        if decisions is not None:
+            event.decisions = tuple(decisions)
+        return event
 
     def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
@@ -397,14 +403,6 @@ class LlmAgent(BaseAgent):
                     error = None
                 case other:
                     assert_never(other)
-
-
-def _stamp(event: Event, attempts: Attempts) -> Event:
-    """`event` with its envelope's decisions (set only when there are some: validating costs)."""
-    decisions = attempts.decisions
-    if decisions is not None:
-        event.decisions = tuple(decisions)
-    return event
 
 
 def _snapshot(value: Any) -> Any:
