@@ -1,7 +1,8 @@
-"""The callback core: tagged results, one protocol per hook, registration and the chains."""
+"""The callback core: tagged results, one protocol per hook, registration, the chains, decisions."""
 
 from adk.callbacks.base import Callback
 from adk.callbacks.chain import run_after, run_before, run_chain, run_on_error
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
 from adk.callbacks.protocols import (
     AfterAgent,
     AfterModel,
@@ -37,11 +38,14 @@ __all__ = [
     "BeforeToolResult",
     "Callback",
     "Callbacks",
-    "Content",
     "Cont",
+    "Content",
+    "Decision",
     "ErrorResult",
     "Fallback",
+    "FellBack",
     "Halt",
+    "Halted",
     "Hook",
     "HookName",
     "OnModelError",
@@ -49,6 +53,8 @@ __all__ = [
     "OnToolError",
     "OnToolErrorResult",
     "Raise",
+    "Replaced",
+    "Retried",
     "Retry",
     "declare_hooks",
     "run_after",
