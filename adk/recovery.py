@@ -238,8 +238,8 @@ class Attempts:
         else:
             self.decisions.append(decision)
 
-    def failed(self, error: Exception, target: object) -> None:
-        """The attempt in progress on `target` (a model, or None for a tool) failed with `error`."""
+    def failed(self, target: object) -> None:
+        """The attempt in progress on `target` (a model, or None for a tool) failed."""
         track = self._track
         if track is None:
             track = self._track = _Track(target, self._start)
@@ -287,10 +287,10 @@ class Attempts:
 
     def switch(self, target: object, wait: float) -> None:
         """The next attempt goes to another model: its own bound, resumed if it was tried before."""
-        current = self._track
         tracks = self._tracks
         if tracks is None:
-            tracks = self._tracks = {} if current is None else {id(current.target): current}
+            current = self._failed()
+            tracks = self._tracks = {id(current.target): current}
         track = tracks.get(id(target))
         if track is None:
             track = tracks[id(target)] = _Track(target, _now())
@@ -319,7 +319,7 @@ async def recover(
     `attempts.decisions`; a final error carries them (`decisions.carried`).
     """
     model = getattr(ctx, "model", None)
-    attempts.failed(error, model)
+    attempts.failed(model)
     token = _envelope.set(attempts)
     try:
         while True:
@@ -332,9 +332,9 @@ async def recover(
                     return decision
                 case Retry(ctx=new, delay=delay):
                     by, target, to = decided_by(deciders[0], hook), _target(ctx), _target(new)
-                    switched = getattr(new, "model", None)
-                    if switched is not model:
-                        attempts.switch(switched, delay or 0.0)
+                    other = getattr(new, "model", None)
+                    if other is not model:
+                        attempts.switch(other, delay or 0.0)
                         _decided(attempts, FellBack(by, target, to, *_error(error)), ctx)
                         return Retry(dataclasses.replace(new, attempt=attempts.number), delay or 0.0)
                     wait = attempts.retry(error, delay)
@@ -375,29 +375,33 @@ def _log_decision(decision: Decision, ctx: ModelContext | ToolContext) -> None:
     tool) or `fallback` (a result stands in for the failed call).
     """
     kind, _, name = decision.target.partition(":")
-    details: dict[str, Any] = {
-        "action": "",
-        "by": decision.by,
-        "invocation": ctx.invocation_id,
-        "agent": ctx.agent.name,
-        kind: name,
-        "attempt": ctx.attempt,
-    }
+    more: dict[str, Any]
     match decision:
-        case Retried(wait=wait, attempt=attempt, error=error, message=message):
-            details |= {"action": "retry", "error": f"{error}: {message}", "wait": wait}
+        case Retried(wait=wait, attempt=attempt):
+            action, more = "retry", {"wait": wait}
             text = f"retrying {kind} {name!r} in {wait:.2f}s (attempt {attempt})"
-        case FellBack(to=str(to), error=error, message=message):
-            details |= {"action": "switch", "error": f"{error}: {message}", "to": to.partition(":")[2]}
-            text = f"falling back from {kind} {name!r} to {to.partition(':')[2]!r}"
-        case FellBack(error=error, message=message):
-            details |= {"action": "fallback", "error": f"{error}: {message}"}
+        case FellBack(to=str(to)):
+            action, more = "switch", {"to": to.partition(":")[2]}
+            text = f"falling back from {kind} {name!r} to {more['to']!r}"
+        case FellBack():
+            action, more = "fallback", {}
             text = f"a fallback result stands in for {kind} {name!r}"
         case Halted() | Replaced():
             return
         case unreachable:
             assert_never(unreachable)
-    log.info("%s after %s", text, details["error"], extra={"adk": details})
+    error = f"{decision.error}: {decision.message}"
+    details: dict[str, Any] = {
+        "action": action,
+        "by": decision.by,
+        "invocation": ctx.invocation_id,
+        "agent": ctx.agent.name,
+        kind: name,
+        "attempt": ctx.attempt,
+        "error": error,
+        **more,
+    }
+    log.info("%s after %s", text, error, extra={"adk": details})
 
 
 def _next_model(models: Sequence[Model], error: Exception, ctx: ModelContext) -> Retry[ModelContext] | Raise:
