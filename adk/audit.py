@@ -75,9 +75,7 @@ class AuditLog:
                     pass
                 case unreachable:
                     assert_never(unreachable)
-            self.logger.log(
-                self.level, " ".join(f"{k}={v}" for k, v in fields.items()), extra={"adk": fields}
-            )
+            self._emit(fields)
 
     def _log(self, ctx: AgentContext | ModelContext | ToolContext, hook: str, outcome: str) -> None:
         if not self.logger.isEnabledFor(self.level):

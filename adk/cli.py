@@ -150,7 +150,7 @@ class Display:
 
     def _tool_result(self, event: Event) -> None:
         self._close()
-        self._decisions(event.decisions)
+        self._decisions(event.fresh_decisions())
         message = event.message
         if message is None:
             return
