@@ -57,11 +57,8 @@ class _Trace:
     """Per tool call id: its span, which its `tool.response` event ends."""
 
 
-def _fail(span: Span, error: BaseException | ErrorInfo) -> None:
-    if isinstance(error, ErrorInfo):
-        text = f"{error.type}: {error.message}" if error.message else error.type
-    else:
-        text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+def _fail(span: Span, error: ErrorInfo) -> None:
+    text = f"{error.type}: {error.message}" if error.message else error.type
     span.set_status(Status(StatusCode.ERROR, text))
 
 
@@ -135,11 +132,12 @@ class Tracing:
         stopped = isinstance(error, GeneratorExit | asyncio.CancelledError)
         if error is not None and not stopped:
             t.root.record_exception(error)
+        info = None if error is None or stopped else ErrorInfo.of(error)
         for span in [*open_spans, t.root]:
             if stopped:
                 span.set_attribute("adk.stopped", True)
-            elif error is not None:
-                _fail(span, error)
+            elif info is not None:
+                _fail(span, info)
             span.end()
         invocation.delete_state(self._key)
 
