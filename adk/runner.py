@@ -13,6 +13,7 @@ from adk.agents.resume import RESUMING
 from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
 from adk.errors import SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, new_id
@@ -118,6 +119,7 @@ class Runner:
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or RetryPolicy()
         self._active: dict[tuple[str, str], _Claim] = {}
+        self._hooked = RunHooks.found(self.callbacks)
 
     def run(
         self,
@@ -223,6 +225,9 @@ class Runner:
             inv_id = invocation.invocation_id
             state = invocation.state
             held = session
+            # Run-level hooks (runner's and run's callbacks): None when there are none, and the run
+            # pays nothing; else they wrap the agent's events (adk/callbacks/run.py).
+            hooks = RunHooks.of(self.callbacks + callbacks, invocation, self.agent) if callbacks or self._hooked else None
 
             async def save(event: Event) -> None:
                 try:
@@ -234,7 +239,7 @@ class Runner:
                 failure: Exception | None = None
                 location = ""
                 try:
-                    if inv_id not in RESUMING:
+                    if inv_id not in RESUMING and hooks is None:  # else the hooks yield it
                         first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
                         await save(first)
                         yield first
@@ -243,6 +248,8 @@ class Runner:
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
                     events = self.agent.run(invocation)
+                    if hooks is not None:
+                        events = hooks.events(events, inv_id in RESUMING)
                     try:
                         while True:
                             token = _current_invocation.set(invocation)
@@ -274,6 +281,8 @@ class Runner:
                             yield event
                         # Stored too: it tells a later resume() that this invocation is finished.
                         done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                        if hooks is not None:
+                            done = await hooks.on_event(done)
                         await save(done)
                         if invocation._observers:
                             invocation._notify(done)
@@ -285,6 +294,8 @@ class Runner:
                 event = Event.from_error(inv_id, author, failure, where=location, decisions=carried(failure))
                 if state.has_delta:
                     event.actions.state_delta = state.take_delta()
+                if hooks is not None:
+                    event = await hooks.failed(event, failure)
                 try:
                     await store.append_event(session, event)
                 except Exception:

@@ -80,7 +80,6 @@ V = TypeVar("V")
 _GO_ON: Final = 0
 _ANSWER: Final = 1
 _WRONG: Final = 2
-_KIND: Final = ("Cont or Halt", "", "Retry, Fallback or Raise", "")
 
 
 def _log_dropped(error: CallbackError) -> None:
@@ -115,14 +114,14 @@ async def _run(
     continue_on_response: bool,
     deciders: list[object] | None,
 ) -> Any:
-    before, after, on_error, exact, anything = hook.plan  # read once: the loop tests them on every call
+    before, after, on_error, exact, anything, unary = hook.plan  # read once: the loop tests them on every call
     received = type(value) if before else None  # the context type Conts must keep
     answer: Any = None  # an answer is never None: a result, or a replacement
     answered_by: object = None
     first_error: CallbackError | None = None
     for fn, is_async, owner in impls:
         try:
-            out = fn(value) if before else fn(value, ctx)
+            out = fn(value) if unary else fn(value, ctx)
             if is_async:
                 out = await out
         except Exception as e:
@@ -195,18 +194,23 @@ def _judge(hook: Hook, out: Any, received: type) -> tuple[int, Any]:
             if isinstance(out.error, Exception):
                 return _GO_ON, out.error
             return _WRONG, _problem(hook, out, "the error of a Raise", "an Exception", out.error)
-        if cls is Retry:
+        if cls is Retry and hook.retry:
             return _context(hook, out, out.ctx, received, _ANSWER)
         if cls is Fallback:
             return _carried(hook, out, out.value)
     elif hook.fits(out):
         return (_GO_ON if chain == AFTER else _ANSWER), out
+    elif cls is Halt and hook.halt is not None:  # an `after` hook that may stop its fold
+        types, allowed = hook.halt
+        if isinstance(out.value, types):
+            return _ANSWER, out
+        return _WRONG, _problem(hook, out, "the value of a Halt", allowed, out.value)
     if inspect.iscoroutine(out):
         out.close()  # never awaited: close it, or Python warns when it is collected
         return _WRONG, "returned a coroutine; a hook that returns one must be an `async def`"
     if chain in (AFTER, REPLACE):
         return _WRONG, _problem(hook, out, hook.name, hook.allowed, out, "return")
-    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {_KIND[chain]}"
+    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {hook.answers}"
 
 
 def _context(hook: Hook, out: Any, new: object, received: type, verdict: int) -> tuple[int, Any]:
@@ -375,6 +379,16 @@ def run_on_error(
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Retry[ToolContext] | Fallback[Any] | Raise]: ...
+@overload
+def run_on_error(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["on_agent_error"],
+    error: Exception,
+    ctx: AgentContext,
+    *,
+    continue_on_error: bool = False,
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Fallback[Content] | Raise]: ...
 @overload
 def run_on_error(
     callbacks: Callbacks | Iterable[object],
