@@ -227,7 +227,11 @@ class Runner:
             held = session
             # Run-level hooks (runner's and run's callbacks): None when there are none, and the run
             # pays nothing; else they wrap the agent's events (adk/callbacks/run.py).
-            hooks = RunHooks.of(self.callbacks + callbacks, invocation, self.agent) if callbacks or self._hooked else None
+            hooks = (
+                RunHooks.of(self.callbacks + callbacks, invocation, self.agent)
+                if callbacks or self._hooked
+                else None
+            )
 
             async def save(event: Event) -> None:
                 try:

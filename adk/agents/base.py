@@ -111,7 +111,9 @@ class BaseAgent(ABC):
         match await run_on_error(hooks, "on_agent_error", error, ctx, deciders=by):
             case Fallback(value=content):
                 target = f"agent:{self.name}"
-                fell = FellBack(decided_by(by[0], "on_agent_error"), target, None, type(error).__name__, str(error))
+                fell = FellBack(
+                    decided_by(by[0], "on_agent_error"), target, None, type(error).__name__, str(error)
+                )
                 return self._final_event(ctx, content, (fell,))
             case Raise(error=passed):
                 raise locate(passed, f"agent:{self.name}")

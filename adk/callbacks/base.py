@@ -80,5 +80,5 @@ class Callback:
     def on_event(self, event: Event, ctx: RunContext, /) -> Event | Awaitable[Event]:
         return event
 
-    def after_run(self, ctx: RunContext, /) -> None | Awaitable[None]:
+    def after_run(self, ctx: RunContext, /) -> Awaitable[None] | None:
         return None

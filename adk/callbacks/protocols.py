@@ -143,7 +143,7 @@ class OnEvent(Protocol):
 class AfterRun(Protocol):
     """Runner callbacks: the run ended by itself; `ctx.error` says how (None: it completed)."""
 
-    def after_run(self, ctx: RunContext, /) -> None | Awaitable[None]: ...
+    def after_run(self, ctx: RunContext, /) -> Awaitable[None] | None: ...
 
 
 _AnyHook: TypeAlias = (

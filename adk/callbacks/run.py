@@ -26,8 +26,8 @@ from adk.callbacks.registry import (
     Hook,
     HookImpl,
     callback_name,
-    declare_hooks,
     decided_by,
+    declare_hooks,
 )
 from adk.callbacks.results import Halt
 from adk.context import Invocation, RunContext
@@ -37,7 +37,15 @@ from adk.events import Choice, Event, Message
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
 
-__all__ = ["AFTER_RUN", "BEFORE_RUN", "ON_EVENT", "ON_USER_MESSAGE", "RUN_HOOKS", "RunHooks", "refuse_on_agent"]
+__all__ = [
+    "AFTER_RUN",
+    "BEFORE_RUN",
+    "ON_EVENT",
+    "ON_USER_MESSAGE",
+    "RUN_HOOKS",
+    "RunHooks",
+    "refuse_on_agent",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +91,9 @@ class RunHooks:
         """Whether `callbacks` implement a run-level hook."""
         return any(callbacks.get(hook) for hook in RUN_HOOKS)
 
-    async def events(self, agent_events: AsyncGenerator[Event, None], resuming: bool) -> AsyncGenerator[Event, None]:
+    async def events(
+        self, agent_events: AsyncGenerator[Event, None], resuming: bool
+    ) -> AsyncGenerator[Event, None]:
         """The run's events up to the agent's last: the user event (not when resuming), then the
         agent's or a halt's answer, then after_run and its state changes; each through on_event."""
         ctx = self.ctx
@@ -99,8 +109,12 @@ class RunHooks:
                         answer = self._answer(out.value, decided_by(by[0], "on_user_message"))
                     else:
                         invocation.message = out
-                        decisions = tuple(Replaced(decided_by(o, "on_user_message"), self._target) for o in by)
-                first = Event.new(ctx.invocation_id, "user", choices=[Choice(message=invocation.message)], done=True)
+                        decisions = tuple(
+                            Replaced(decided_by(o, "on_user_message"), self._target) for o in by
+                        )
+                first = Event.new(
+                    ctx.invocation_id, "user", choices=[Choice(message=invocation.message)], done=True
+                )
                 first.decisions = decisions
                 yield await self.on_event(first)
             if answer is None and self._before:
