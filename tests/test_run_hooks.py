@@ -127,3 +127,163 @@ async def test_on_event_redacts_a_tool_result_before_it_is_stored(store: Session
         "the key is [redacted]",
         "again",
     ]
+
+
+class Scrub:
+    """Replaces a card number in the user's message; answers by itself when asked for a password."""
+
+    def on_user_message(self, message: Message, ctx: RunContext) -> Message | Halt[str]:
+        if "password" in message.content:
+            return Halt("I can't help with passwords.")
+        ctx.state["scrubbed"] = True
+        return message.model_copy(update={"content": message.content.replace("4111", "****")})
+
+
+async def test_on_user_message_replaces_the_message_before_it_is_stored_and_sent(store: SessionService) -> None:
+    model = ScriptedModel([reply])
+    runner = Runner(LlmAgent("root", model=model), session_service=store, callbacks=[Scrub])
+    events = await run(runner, "card 4111")
+    assert [summary(e) for e in events] == [
+        ("model", "user", "card ****"),
+        ("model", "root", "re: card ****"),
+        ("done", "root"),
+    ]
+    assert events[0].decisions == (Replaced("callback:Scrub.on_user_message", "run:root"),)
+    assert events[0].actions.state_delta == {"scrubbed": True}  # its state change rides on the user event
+    kept = await stored(store)
+    assert [e.message.content for e in kept if e.message] == ["card ****", "re: card ****"]
+    assert kept[0].decisions == events[0].decisions
+
+
+async def test_on_user_message_halts_with_an_answer_and_nothing_runs() -> None:
+    trace: list[tuple[Any, ...]] = []
+    model = ScriptedModel([])
+    agent = LlmAgent("root", model=model, callbacks=[Recorder("agent", trace)])
+    runner = Runner(agent, callbacks=[Scrub, RunRecorder("runner", trace)])
+    events = await run(runner, "my password?")
+    assert [summary(e) for e in events] == [
+        ("model", "user", "my password?"),  # the user's message is stored as it was given
+        ("model", "root", "I can't help with passwords."),
+        ("done", "root"),
+    ]
+    assert events[1].decisions == (Halted("callback:Scrub.on_user_message", "run:root"),)
+    assert [t[1] for t in trace] == ["on_event", "on_event", "after_run", "on_event"]  # no before_run
+    model.assert_done()
+
+
+class Closed:
+    def before_run(self, ctx: RunContext) -> Cont[RunContext] | Halt[str]:
+        if ctx.user_id == "banned":
+            return Halt(f"Sorry, {ctx.user_id}.")
+        return Cont(ctx)
+
+
+async def test_before_run_halts_the_run_before_any_agent() -> None:
+    trace: list[tuple[Any, ...]] = []
+    model = ScriptedModel(["hello"])
+    runner = Runner(LlmAgent("root", model=model, callbacks=[Recorder("agent", trace)]), callbacks=[Closed])
+    events = [e async for e in runner.run("banned", "s", "hi")]
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("model", "root", "Sorry, banned."),
+        ("done", "root"),
+    ]
+    assert events[1].decisions == (Halted("callback:Closed.before_run", "run:root"),)
+    assert trace == []
+    assert model.remaining == 1
+    assert [summary(e) for e in await run(runner)] == [("model", "user", "hi"), ("model", "root", "hello"), ("done", "root")]
+
+
+class Watch:
+    """Sees how each run ended; sets state, which goes out before the completion."""
+
+    def __init__(self) -> None:
+        self.ends: list[tuple[str, Exception | None]] = []
+
+    def after_run(self, ctx: RunContext) -> None:
+        self.ends.append((ctx.session_id, ctx.error))
+        ctx.state["runs"] = ctx.state.get("runs", 0) + 1
+
+
+async def test_after_run_sees_the_end_ok_or_with_the_error() -> None:
+    boom = ValueError("boom")
+    watch = Watch()
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["fine", boom])), callbacks=[watch])
+    ok = await run(runner, session="a")
+    assert [summary(e) for e in ok] == [
+        ("model", "user", "hi"),
+        ("model", "root", "fine"),
+        ("state", "root", {"runs": 1}),
+        ("done", "root"),
+    ]
+    failed = await run(runner, session="b")
+    assert [summary(e) for e in failed] == [("model", "user", "hi"), ("error", "root", "ValueError", "model:scripted")]
+    assert failed[-1].actions.state_delta == {"runs": 1}  # after_run ran before the error event
+    assert watch.ends == [("a", None), ("b", boom)]
+
+
+class Apologise:
+    """Stands in for a failed agent with an apology; passes other agents' errors on, renamed."""
+
+    def __init__(self, only: str) -> None:
+        self.only = only
+
+    def on_agent_error(self, error: Exception, ctx: AgentContext) -> Fallback[str] | Raise:
+        if ctx.agent.name == self.only:
+            return Fallback(f"{ctx.agent.name} is unavailable")
+        return Raise(RuntimeError(f"{ctx.agent.name}: {error}"))
+
+
+def pipeline(trace: list[tuple[Any, ...]], first: list[Any]) -> SequentialAgent:
+    return SequentialAgent(
+        "flow",
+        sub_agents=[
+            LlmAgent("lookup", model=ScriptedModel(first)),
+            LlmAgent("answer", model=ScriptedModel([reply])),
+        ],
+        callbacks=[Recorder("agent", trace)],
+    )
+
+
+async def test_on_agent_error_falls_back_and_the_workflow_goes_on() -> None:
+    trace: list[tuple[Any, ...]] = []
+    runner = Runner(pipeline(trace, [ValueError("down")]), callbacks=[RunRecorder("runner", trace)])
+    events = await run(runner, callbacks=[Apologise("lookup")])
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("model", "lookup", "lookup is unavailable"),
+        ("model", "answer", "re: lookup is unavailable"),  # the next agent sees the fallback
+        ("done", "flow"),
+    ]
+    assert events[1].decisions == (
+        FellBack("callback:Apologise.on_agent_error", "agent:lookup", None, "ValueError", "down"),
+    )
+    agent_hooks = [t for t in trace if t[1] in ("before_agent", "after_agent", "on_agent_error")]
+    assert agent_hooks == [
+        ("runner", "before_agent", "flow"),
+        ("agent", "before_agent", "flow"),
+        ("runner", "before_agent", "lookup"),
+        ("runner", "on_agent_error", "lookup"),  # the runner's first: it passes the error on
+        ("runner", "after_agent", "lookup"),  # after_agent runs on the fallback output
+        ("runner", "before_agent", "answer"),
+        ("runner", "after_agent", "answer"),
+        ("runner", "after_agent", "flow"),
+        ("agent", "after_agent", "flow"),
+    ]
+
+
+async def test_on_agent_error_passes_the_error_on_through_every_enclosing_agent() -> None:
+    trace: list[tuple[Any, ...]] = []
+    runner = Runner(pipeline(trace, [ValueError("down")]), callbacks=[RunRecorder("runner", trace)])
+    events = await run(runner, callbacks=[Apologise("nobody")])
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("error", "flow", "RuntimeError", "agent:flow"),
+    ]
+    assert events[-1].error is not None
+    assert events[-1].error.message == "flow: lookup: down"  # each level replaced the error
+    assert [t[1:] for t in trace if t[1] in ("on_agent_error", "after_agent", "after_run")] == [
+        ("on_agent_error", "lookup"),
+        ("on_agent_error", "flow"),
+        ("after_run", "RuntimeError"),
+    ]
