@@ -1,8 +1,7 @@
-"""Run-level hooks (on_user_message, before_run, on_event, after_run) and on_agent_error, through the Runner."""
+"""The run-level hooks (on_user_message, before_run, on_event, after_run) and on_agent_error."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from adk.callbacks.decisions import FellBack, Halted, Replaced
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.context import AgentContext, RunContext
 from adk.errors import CallbackRegistrationError
-from adk.events import Event, Message, ObjectType
+from adk.events import Choice, Event, Message, ObjectType
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.testing import ScriptedModel, Stream
@@ -118,7 +117,7 @@ async def test_on_event_redacts_a_tool_result_before_it_is_stored(store: Session
     kept = await stored(store)
     assert [e.id for e in kept] == [e.id for e in events if not e.is_partial]
     assert all("s3cret" not in e.model_dump_json() for e in kept)
-    redacted = [e for e in kept if e.object == ObjectType.TOOL_RESPONSE][0]
+    redacted = next(e for e in kept if e.object == ObjectType.TOOL_RESPONSE)
     assert redacted.decisions == (Replaced("callback:Redact.on_event", "run:root"),)
     await run(runner, "again")  # the next run's history is read from the store
     assert "s3cret" not in model.requests[2].model_dump_json()
@@ -139,7 +138,9 @@ class Scrub:
         return message.model_copy(update={"content": message.content.replace("4111", "****")})
 
 
-async def test_on_user_message_replaces_the_message_before_it_is_stored_and_sent(store: SessionService) -> None:
+async def test_on_user_message_replaces_the_message_before_it_is_stored_and_sent(
+    store: SessionService,
+) -> None:
     model = ScriptedModel([reply])
     runner = Runner(LlmAgent("root", model=model), session_service=store, callbacks=[Scrub])
     events = await run(runner, "card 4111")
@@ -191,7 +192,11 @@ async def test_before_run_halts_the_run_before_any_agent() -> None:
     assert events[1].decisions == (Halted("callback:Closed.before_run", "run:root"),)
     assert trace == []
     assert model.remaining == 1
-    assert [summary(e) for e in await run(runner)] == [("model", "user", "hi"), ("model", "root", "hello"), ("done", "root")]
+    assert [summary(e) for e in await run(runner)] == [
+        ("model", "user", "hi"),
+        ("model", "root", "hello"),
+        ("done", "root"),
+    ]
 
 
 class Watch:
@@ -217,7 +222,10 @@ async def test_after_run_sees_the_end_ok_or_with_the_error() -> None:
         ("done", "root"),
     ]
     failed = await run(runner, session="b")
-    assert [summary(e) for e in failed] == [("model", "user", "hi"), ("error", "root", "ValueError", "model:scripted")]
+    assert [summary(e) for e in failed] == [
+        ("model", "user", "hi"),
+        ("error", "root", "ValueError", "model:scripted"),
+    ]
     assert failed[-1].actions.state_delta == {"runs": 1}  # after_run ran before the error event
     assert watch.ends == [("a", None), ("b", boom)]
 
@@ -287,3 +295,117 @@ async def test_on_agent_error_passes_the_error_on_through_every_enclosing_agent(
         ("on_agent_error", "flow"),
         ("after_run", "RuntimeError"),
     ]
+
+
+def bad(hook: str, answer: Any) -> Any:
+    """A callback named Bad whose `hook` answers `answer` (called with any arguments)."""
+    one = hook in ("before_run", "after_run")
+    fn = (lambda self, ctx: answer) if one else (lambda self, value, ctx: answer)
+    return type("Bad", (), {hook: fn})()
+
+
+@pytest.mark.parametrize(
+    ("hook", "answer", "problem"),
+    [
+        (
+            "on_user_message",
+            "text",
+            "returned 'text'; on_user_message must return a Message (or a Halt), not str",
+        ),
+        (
+            "on_user_message",
+            Halt(42),
+            "the value of a Halt from on_user_message must be a Message or str, not int",
+        ),
+        ("before_run", None, "returned None; before_run may return only Cont or Halt"),
+        ("before_run", Halt(42), "the value of a Halt from before_run must be a Message or str, not int"),
+        ("after_run", "text", "returned 'text'; after_run must return None, not str"),
+    ],
+)
+async def test_a_bad_answer_from_a_run_hook_ends_the_run_with_an_error_naming_it(
+    hook: str, answer: Any, problem: str
+) -> None:
+    model = ScriptedModel(["fine"])
+    runner = Runner(LlmAgent("root", model=model), callbacks=[bad(hook, answer)])
+    events = await run(runner)
+    error = events[-1].error
+    assert error is not None
+    assert (error.type, error.where) == ("CallbackError", f"callback:Bad.{hook}")
+    assert error.message.startswith(f"callback Bad failed in {hook}: ") and error.message.endswith(problem)
+    # A failing on_user_message stores nothing (it may be the redactor); before_run follows the user event.
+    assert events[0].author == ("root" if hook == "on_user_message" else "user")
+    assert not any(e.object == ObjectType.RUNNER_COMPLETION for e in events)
+
+
+async def test_an_on_event_that_fails_leaves_only_its_own_error_event(store: SessionService) -> None:
+    runner = Runner(
+        LlmAgent("root", model=ScriptedModel([])), session_service=store, callbacks=[bad("on_event", None)]
+    )
+    events = await run(runner)
+    assert [summary(e) for e in events] == [("error", "root", "CallbackError", "callback:Bad.on_event")]
+    assert events[0].error is not None
+    assert (
+        events[0].error.message
+        == "callback Bad failed in on_event: returned None; on_event must return an Event, not None"
+    )
+    assert [e.id for e in await stored(store)] == [events[0].id]  # the unchecked user event was not stored
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (
+            Retry("ctx"),
+            "returned Retry(ctx='ctx', delay=None); on_agent_error may return only Fallback or Raise",
+        ),
+        (Fallback(42), "the value of a Fallback from on_agent_error must be a Message or str, not int"),
+    ],
+)
+async def test_a_bad_answer_from_on_agent_error_names_it(answer: Any, problem: str) -> None:
+    runner = Runner(
+        LlmAgent("root", model=ScriptedModel([ValueError("down")])), callbacks=[bad("on_agent_error", answer)]
+    )
+    events = await run(runner)
+    error = events[-1].error
+    assert error is not None
+    assert (error.type, error.where) == ("CallbackError", "callback:Bad.on_agent_error")
+    assert error.message.endswith(problem)
+
+
+def test_an_agent_callback_with_a_run_level_hook_is_refused() -> None:
+    with pytest.raises(
+        CallbackRegistrationError,
+        match=r"^callback Redact of agent 'root' implements on_event, a run-level hook: register it",
+    ):
+        LlmAgent("root", model=ScriptedModel([]), callbacks=[Redact()])
+
+
+@pytest.mark.parametrize(
+    ("hook", "message"),
+    [
+        ("after_run", r"hook after_run\(self, ctx, extra\) cannot be called as after_run\(ctx\)"),
+        ("on_event", r"hook on_event\(self, event\) cannot be called as on_event\(value, ctx\)"),
+    ],
+)
+def test_a_run_hook_that_cannot_take_its_arguments_is_refused_at_registration(
+    hook: str, message: str
+) -> None:
+    fn = (lambda self, ctx, extra: None) if hook == "after_run" else (lambda self, event: event)
+    callback: Any = type("Wrong", (), {hook: fn})()
+    with pytest.raises(CallbackRegistrationError, match=message):
+        Runner(LlmAgent("root", model=ScriptedModel([])), callbacks=[callback])
+
+
+async def test_a_resumed_run_passes_before_run_and_on_event_but_not_on_user_message() -> None:
+    trace: list[tuple[Any, ...]] = []
+    store = InMemorySessionService()
+    model = ScriptedModel(["late answer"])
+    runner = Runner(LlmAgent("root", model=model), session_service=store, callbacks=[RunRecorder("r", trace)])
+    session = await store.get_or_create("u", "s")
+    await store.append_event(
+        session, Event.new("inv1", "user", choices=[Choice(message=Message.user("hi"))], done=True)
+    )
+    events = [e async for e in runner.resume("u", "s")]
+    assert [summary(e) for e in events] == [("model", "root", "late answer"), ("done", "root")]
+    run_level = ("on_user_message", "before_run", "on_event", "after_run")
+    assert [t[1] for t in trace if t[1] in run_level] == ["before_run", "on_event", "after_run", "on_event"]
