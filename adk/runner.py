@@ -15,7 +15,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import SessionBusyError, where
+from adk.errors import CallbackError, SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
@@ -295,6 +295,8 @@ class Runner:
                         return
                 except _StoreFailed as failed:
                     failure, location = failed.error, "store"
+                except CallbackError as error:  # on_event refused the completion
+                    failure, location = error, where(error) or ""
                 event = Event.from_error(inv_id, author, failure, where=location, decisions=carried(failure))
                 if state.has_delta:
                     event.actions.state_delta = state.take_delta()

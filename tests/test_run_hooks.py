@@ -409,3 +409,26 @@ async def test_a_resumed_run_passes_before_run_and_on_event_but_not_on_user_mess
     assert [summary(e) for e in events] == [("model", "root", "late answer"), ("done", "root")]
     run_level = ("on_user_message", "before_run", "on_event", "after_run")
     assert [t[1] for t in trace if t[1] in run_level] == ["before_run", "on_event", "after_run", "on_event"]
+
+
+class RefuseTheEnd:
+    def on_event(self, event: Event, ctx: RunContext) -> Event:
+        if event.object == ObjectType.RUNNER_COMPLETION:
+            raise ValueError("not yet")
+        return event
+
+
+async def test_an_on_event_failing_on_the_completion_ends_the_run_with_its_error(
+    store: SessionService,
+) -> None:
+    runner = Runner(
+        LlmAgent("root", model=ScriptedModel(["fine"])), session_service=store, callbacks=[RefuseTheEnd]
+    )
+    events = await run(runner)
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("model", "root", "fine"),
+        ("error", "root", "CallbackError", "callback:RefuseTheEnd.on_event"),
+    ]
+    assert [e.id for e in await stored(store)] == [e.id for e in events]
+    assert [summary(e)[0] for e in await run(runner, "again")][-1] == "error"  # the session is free again

@@ -114,9 +114,8 @@ async def _run(
     continue_on_response: bool,
     deciders: list[object] | None,
 ) -> Any:
-    before, after, on_error, exact, anything, unary = (
-        hook.plan
-    )  # read once: the loop tests them on every call
+    # read once: the loop tests them on every call
+    before, after, on_error, exact, anything, unary = hook.plan
     received = type(value) if before else None  # the context type Conts must keep
     answer: Any = None  # an answer is never None: a result, or a replacement
     answered_by: object = None
