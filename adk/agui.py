@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from adk.callbacks.chain import run_chain
@@ -122,7 +122,10 @@ class AguiTranslator:
     - `attempt.discarded`: the partial message is ended and a MESSAGES_SNAPSHOT without it is
       sent, so the client drops the discarded text; the retry streams into a fresh message;
     - `error`: RUN_ERROR; `runner.completion`: END for any open message, then RUN_FINISHED;
-    - `actions.state_delta` on any event: STATE_DELTA (JSON Patch `add` / `remove` per key).
+    - `actions.state_delta` on any event: STATE_DELTA (JSON Patch `add` / `remove` per key);
+    - each callback decision (`Event.fresh_decisions()`: a halt, a replaced output, a retry, a
+      fallback, told as it happens): a CUSTOM event named `adk.decision` whose value is the
+      decision's fields, before the event's own translation.
 
     Nothing follows RUN_FINISHED or RUN_ERROR. Message ids are minted here; tool call ids are
     adk's. The messages of the snapshots are those the client sent (`messages`) followed by
@@ -183,6 +186,8 @@ class AguiTranslator:
         if self._before:
             event = await self._replace(self._before, BEFORE_TRANSLATE, event)
         out: list[BaseEvent] = []
+        if event.decisions:
+            _decisions(event, out)
         match event.object:
             case ObjectType.CHAT_COMPLETION_CHUNK:
                 self._chunk(event, out)
@@ -357,6 +362,13 @@ class AguiTranslator:
         out.extend(TextMessageEndEvent(message_id=text.id) for text in self._open.values())
         self._open.clear()
         out.append(RunFinishedEvent(thread_id=self.ctx.thread_id, run_id=self.ctx.run_id))
+
+
+def _decisions(event: Event, out: list[BaseEvent]) -> None:
+    """A CUSTOM `adk.decision` event per decision the event is the first to tell, before its own."""
+    from ag_ui.core import CustomEvent
+
+    out.extend(CustomEvent(name="adk.decision", value=asdict(d)) for d in event.fresh_decisions())
 
 
 def _run_error(error: ErrorInfo) -> BaseEvent:

@@ -5,9 +5,8 @@
     adk serve path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL]
 
 A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
-did (a halt, a retry and its wait, a fallback). That comes from the events, from `Display`
-registered first on the runner (it sees every hook call before another callback can stop it),
-and from the `adk.recovery` log. The library itself never prints.
+decided (a halt, a replaced output, a retry and its wait, a fallback), all read from the run's
+events by `Display`. The library itself never prints.
 """
 
 from __future__ import annotations
@@ -17,21 +16,18 @@ import asyncio
 import importlib.util
 import io
 import json
-import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import aclosing, contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import aclosing
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, assert_never
 
 from adk.agents.base import BaseAgent
-from adk.callbacks.registry import Callbacks
-from adk.callbacks.results import Cont
-from adk.context import AgentContext, ModelContext
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
 from adk.errors import AdkError, CliError
-from adk.events import Event, LlmResponse, Message, ObjectType, new_id
+from adk.events import Event, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
 from adk.sessions import SessionService, open_store
@@ -45,12 +41,10 @@ _AGUI_PACKAGES = {"adk", "ag_ui", "starlette", "uvicorn"}
 
 
 class Display:
-    """Shows a run readably: a callback (register it first) and a consumer of the run's events.
+    """Shows a run readably, from its events: text, tool calls and results, and callback decisions.
 
-    The hooks only note how far each agent got; the events then tell what happened: a response
-    that arrives while its model call was never answered was halted by a `before_model` callback,
-    one that arrives after `after_agent` replaced the agent's output. Retries and fallbacks are
-    shown from the `adk.recovery` log while `watching()`.
+    What callbacks decided is read from the events (`Event.decisions`): a model call's recoveries
+    as they happen (`attempt.failed`), a halt or a replaced output on the event it shaped.
     """
 
     def __init__(
@@ -61,29 +55,8 @@ class Display:
         self.color = _wants_color(self.out) if color is None else color
         self.failed = False
         """Whether an error event was shown."""
-        self._phase: dict[tuple[str, str], str] = {}
         self._open: tuple[str, str] | None = None
         """The (branch, author) whose streamed text is on the current line."""
-
-    # --- hooks: note where each agent is ---
-
-    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
-        self._phase[ctx.branch, ctx.agent.name] = "started"
-        return Cont(ctx)
-
-    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
-        self._phase[ctx.branch, ctx.agent.name] = "ended"
-        return output
-
-    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        self._phase[ctx.branch, ctx.agent.name] = "calling"
-        return Cont(ctx)
-
-    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        self._phase[ctx.branch, ctx.agent.name] = "answered"
-        return response
-
-    # --- events ---
 
     def show(self, event: Event) -> None:
         """Show one event of the run."""
@@ -97,6 +70,9 @@ class Display:
                 self._response(event)
             case ObjectType.TOOL_RESPONSE:
                 self._tool_result(event)
+            case ObjectType.ATTEMPT_FAILED:
+                self._close()
+                self._decisions(event.decisions)
             case ObjectType.ATTEMPT_DISCARDED:
                 self._close()
                 note = event.error.message if event.error else "a streamed attempt failed"
@@ -126,48 +102,33 @@ class Display:
         self.err.write(self._style(text, "2") + "\n")
         self.err.flush()
 
-    def recovery(self, details: dict[str, Any]) -> None:
-        """Show a recovery decision logged by `adk.recovery`."""
-        self._close()
-        kind = "model" if "model" in details else "tool"
-        failed = f"{kind} {details.get(kind)} failed ({details.get('error')})"
-        match details.get("action"):
-            case "retry":
-                wait, attempt = details.get("wait", 0.0), details.get("attempt", 1) + 1
-                self._note("↻", f"{failed}; retrying in {wait:.2f} s (attempt {attempt})", "33")
-            case "switch":
-                self._note("⇄", f"{failed}; falling back to model {details.get('to')}", "33")
-            case _:
-                self._note("⇄", f"{failed}; a fallback result stands in", "33")
-
-    @contextmanager
-    def watching(self) -> Iterator[Display]:
-        """Show the `adk.recovery` log's decisions while in this block."""
-        logger = logging.getLogger("adk.recovery")
-        handler = _RecoveryHandler(self)
-        level = logger.level
-        if not logger.isEnabledFor(logging.INFO):
-            logger.setLevel(logging.INFO)
-        logger.addHandler(handler)
-        try:
-            yield self
-        finally:
-            logger.removeHandler(handler)
-            logger.setLevel(level)
+    def _decisions(self, decisions: Iterable[Decision]) -> None:
+        for decision in decisions:
+            who = decision.by.removeprefix("callback:")
+            kind, _, name = decision.target.partition(":")
+            target = f"{kind} {name}"
+            match decision:
+                case Halted():
+                    what = "the model was not called" if kind == "model" else "it did not run"
+                    self._note("⛔", f"{who} halted {target}; {what}", "35")
+                case Replaced():
+                    self._note("✎", f"{who} replaced the output of {target}", "35")
+                case Retried(wait=wait, attempt=attempt):
+                    failed = f"{target} failed ({decision.error}: {decision.message})"
+                    self._note("↻", f"{failed}; {who} retries in {wait:.2f} s (attempt {attempt})", "33")
+                case FellBack(to=to):
+                    failed = f"{target} failed ({decision.error}: {decision.message})"
+                    instead = "a fallback result" if to is None else to.replace(":", " ", 1)
+                    self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
+                case unreachable:
+                    assert_never(unreachable)
 
     def _response(self, event: Event) -> None:
         key = (event.branch, event.author)
-        match self._phase.get(key):
-            case "calling":
-                self._close()
-                self._note("⛔", "a before_model callback halted the call; the model was not called", "35")
-            case "started":
-                self._close()
-                self._note("⛔", f"a before_agent callback halted agent {event.author}", "35")
-            case "ended":
-                self._close()
-                self._note("✎", f"an after_agent callback replaced the answer of {event.author}", "35")
-        self._phase[key] = "answered"
+        decisions = event.fresh_decisions()
+        if decisions:
+            self._close()
+            self._decisions(decisions)
         message = event.message
         if message is None:
             return
@@ -189,6 +150,7 @@ class Display:
 
     def _tool_result(self, event: Event) -> None:
         self._close()
+        self._decisions(event.fresh_decisions())
         message = event.message
         if message is None:
             return
@@ -215,17 +177,6 @@ class Display:
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
-
-
-class _RecoveryHandler(logging.Handler):
-    def __init__(self, display: Display) -> None:
-        super().__init__(logging.INFO)
-        self._display = display
-
-    def emit(self, record: logging.LogRecord) -> None:
-        details = record.__dict__.get("adk")
-        if isinstance(details, dict):
-            self._display.recovery(details)
 
 
 def _wants_color(stream: TextIO) -> bool:
@@ -349,11 +300,7 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
 
     model = _openai(args.model) if args.model else None
     agent, primary = demo.build_agent(model, wait=args.wait, pace=args.pace)
-    runner = Runner(
-        agent,
-        session_service=_store(args.sessions) if args.sessions else None,
-        callbacks=[display],
-    )
+    runner = Runner(agent, session_service=_store(args.sessions) if args.sessions else None)
     session = args.session or new_id()[:12]
     who = f"model {args.model}" if args.model else "scripted model, no API key needed"
     display.out.write(f"adk demo: an assistant with a weather tool, a guardrail and recovery; {who}\n")
@@ -368,19 +315,17 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
         return ok
 
     try:
-        with display.watching():
-            return 0 if asyncio.run(play()) else 1
+        return 0 if asyncio.run(play()) else 1
     finally:
         _close(runner)
 
 
 def _run(args: argparse.Namespace, display: Display) -> int:
     runner = load_runner(args.path, args.sessions)
-    runner.callbacks = Callbacks.of([display]) + runner.callbacks
     session = args.session or new_id()[:12]
     if not args.session:
         display.info(f"session {session} (continue it with --session {session})")
-    with display.watching(), asyncio.Runner() as loop:
+    with asyncio.Runner() as loop:
         try:
             if args.message is not None:
                 return 0 if loop.run(_turn(runner, display, args.user, session, args.message)) else 1

@@ -20,7 +20,7 @@ from adk.sessions.base import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
-    from adk.events import Message
+    from adk.events import Event, Message
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
     from adk.sessions.base import Session
@@ -30,6 +30,7 @@ __all__ = [
     "AgentContext",
     "Invocation",
     "ModelContext",
+    "RunContext",
     "State",
     "ToolContext",
     "current_invocation",
@@ -129,6 +130,7 @@ class Invocation:
 
     __slots__ = (
         "_hooks",
+        "_observers",
         "_on_end",
         "_outer",
         "_run_callbacks",
@@ -176,6 +178,7 @@ class Invocation:
         self._hooks: dict[int, Callbacks] = {}
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
+        self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
         self._transfers: dict[str, BaseAgent] | None = None
         """The transfers made so far, by the id of the tool call that made each (adk.agents.transfer)."""
@@ -184,7 +187,8 @@ class Invocation:
         """An invocation for an agent run as a tool (adk.agents.tool): `session` holds its own history.
 
         Everything else is this invocation's: its id, callbacks, retry policy and streaming, its
-        `State` (so changes go out on this invocation's events) and its invocation state.
+        `State` (so changes go out on this invocation's events), its invocation state, and what
+        observes its end and its events.
         """
         fork = Invocation(
             self.invocation_id,
@@ -198,6 +202,7 @@ class Invocation:
         fork.state = self.state
         fork._values = self._values
         fork._on_end = self._on_end
+        fork._observers = self._observers  # the caller's run passes the fork's events to them
         return fork
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
@@ -228,6 +233,21 @@ class Invocation:
         fails, is halted, or its consumer stops iterating; the error may be `GeneratorExit`.
         """
         self._on_end.append(fn)
+
+    def observe(self, fn: Callable[[Event], object]) -> None:
+        """Call `fn` with each later event of this run, as the runner yields it (partial ones too).
+
+        For observers (tracing, audit) that read what events say, such as the decisions they
+        carry; a complete event is stored before `fn` sees it. An `fn` that raises is logged.
+        """
+        self._observers.append(fn)
+
+    def _notify(self, event: Event) -> None:
+        for fn in self._observers:
+            try:
+                fn(event)
+            except Exception:
+                log.exception("observer %r of invocation %s failed", fn, self.invocation_id)
 
     def _end(self, error: BaseException | None) -> None:
         fns, self._on_end = self._on_end, []
@@ -314,3 +334,42 @@ class ToolContext(_Context):
     args: dict[str, Any]
     tool_call_id: str
     attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Context of the run-level hooks (`on_user_message`, `before_run`, `on_event`, `after_run`).
+
+    One run of the runner on one session; `agent` is the runner's root agent.
+    """
+
+    invocation: Invocation
+    agent: BaseAgent
+    error: Exception | None = None
+    """For `after_run`: the error that ended the run (its error event follows); None if it completed."""
+
+    @property
+    def user_id(self) -> str:
+        return self.invocation.session.user_id
+
+    @property
+    def session_id(self) -> str:
+        return self.invocation.session.id
+
+    @property
+    def invocation_id(self) -> str:
+        return self.invocation.invocation_id
+
+    @property
+    def message(self) -> Message:
+        """The user message of this run (as `on_user_message` left it)."""
+        return self.invocation.message
+
+    @property
+    def state(self) -> State:
+        """Session state; changes are carried on the next event and persisted with it."""
+        return self.invocation.state
+
+    def end_invocation(self) -> None:
+        """No further model calls or agents run in this invocation."""
+        self.invocation.end_invocation()

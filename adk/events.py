@@ -1,9 +1,10 @@
 """Events and their parts: messages, tool calls, model responses (trpc-agent-go's shape).
 
 An `Event` is a model response (`LlmResponse`: choices with a full `message` or a streaming
-`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it and what it changes
-(`author`, `invocation_id`, `branch`, `actions`). Everything is pydantic, so an event round-trips
-through JSON without loss, which is how sessions store them.
+`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it, what it changes and what
+callbacks decided that shaped it (`author`, `invocation_id`, `branch`, `actions`, `decisions`).
+Everything is pydantic, so an event round-trips through JSON without loss, which is how sessions
+store them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from adk.callbacks.decisions import Decision
 
 __all__ = [
     "Choice",
@@ -46,6 +49,8 @@ class ObjectType:
     AGENT_TRANSFER = "agent.transfer"
     STATE_UPDATE = "state.update"
     RUNNER_COMPLETION = "runner.completion"
+    ATTEMPT_FAILED = "attempt.failed"
+    """A model attempt failed and a callback recovered: its `decisions` say how, as it happens."""
     ATTEMPT_DISCARDED = "attempt.discarded"
     """A streamed attempt whose partial output went out was discarded: roll it back."""
 
@@ -237,6 +242,8 @@ class Event(LlmResponse):
     """Dotted path of agent names, distinct per `ParallelAgent` child."""
     actions: EventActions = Field(default_factory=EventActions)
     long_running_tool_ids: list[str] = Field(default_factory=list)
+    decisions: tuple[Decision, ...] = ()
+    """What callbacks decided that shaped this event (`adk.callbacks.decisions`), in order."""
 
     @classmethod
     def new(cls, invocation_id: str, author: str, **fields: Any) -> Event:
@@ -289,6 +296,17 @@ class Event(LlmResponse):
         data = {name: values[name] for name in _RESPONSE_FIELDS}
         data.update(fields)
         return cls(invocation_id=invocation_id, author=author, **data)
+
+    def fresh_decisions(self) -> tuple[Decision, ...]:
+        """The decisions this event is the first to tell a consumer of the live run.
+
+        A model call's retries and fallbacks are told as they happen, by `attempt.failed` events;
+        its response (or the error that ended it) repeats them for the record.
+        """
+        decisions = self.decisions
+        if decisions and (self.object == ObjectType.CHAT_COMPLETION or self.object == ObjectType.ERROR):
+            return tuple(d for d in decisions if d.kind == "halted" or d.kind == "replaced")
+        return decisions
 
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""

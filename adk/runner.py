@@ -11,10 +11,12 @@ from collections.abc import AsyncGenerator, Iterable
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
 from adk.agents.transfer import active_agent
+from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import SessionBusyError, where
+from adk.errors import CallbackError, SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
@@ -118,6 +120,7 @@ class Runner:
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or RetryPolicy()
         self._active: dict[tuple[str, str], _Claim] = {}
+        self._hooked = RunHooks.found(self.callbacks)
 
     def run(
         self,
@@ -234,6 +237,13 @@ class Runner:
             inv_id = invocation.invocation_id
             state = invocation.state
             held = session
+            # Run-level hooks (runner's and run's callbacks): None when there are none, and the run
+            # pays nothing; else they wrap the agent's events (adk/callbacks/run.py).
+            hooks = (
+                RunHooks.of(self.callbacks + callbacks, invocation, self.agent)
+                if callbacks or self._hooked
+                else None
+            )
 
             async def save(event: Event) -> None:
                 try:
@@ -245,7 +255,7 @@ class Runner:
                 failure: Exception | None = None
                 location = ""
                 try:
-                    if inv_id not in RESUMING:
+                    if inv_id not in RESUMING and hooks is None:  # else the hooks yield it
                         first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
                         await save(first)
                         yield first
@@ -254,6 +264,8 @@ class Runner:
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
                     events = (agent or active_agent(self.agent, session)).run(invocation)
+                    if hooks is not None:
+                        events = hooks.events(events, inv_id in RESUMING)
                     try:
                         while True:
                             token = _current_invocation.set(invocation)
@@ -270,6 +282,8 @@ class Runner:
                                 if state.has_delta:
                                     event.actions.state_delta.update(state.take_delta())
                                 await save(event)
+                            if invocation._observers:
+                                invocation._notify(event)
                             yield event
                     finally:
                         await events.aclose()  # closes every agent below now, cancelling their tool tasks
@@ -278,22 +292,34 @@ class Runner:
                         if state.has_delta:
                             event = Event.state_update(inv_id, author, state.take_delta())
                             await save(event)
+                            if invocation._observers:
+                                invocation._notify(event)
                             yield event
                         # Stored too: it tells a later resume() that this invocation is finished.
                         done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                        if hooks is not None:
+                            done = await hooks.on_event(done)
                         await save(done)
+                        if invocation._observers:
+                            invocation._notify(done)
                         invocation._end(None)
                         yield done
                         return
                 except _StoreFailed as failed:
                     failure, location = failed.error, "store"
-                event = Event.from_error(inv_id, author, failure, where=location)
+                except CallbackError as error:  # on_event refused the completion
+                    failure, location = error, where(error) or ""
+                event = Event.from_error(inv_id, author, failure, where=location, decisions=carried(failure))
                 if state.has_delta:
                     event.actions.state_delta = state.take_delta()
+                if hooks is not None:
+                    event = await hooks.failed(event, failure)
                 try:
                     await store.append_event(session, event)
                 except Exception:
                     log.warning("could not store the error event of invocation %s", inv_id, exc_info=True)
+                if invocation._observers:
+                    invocation._notify(event)
                 invocation._end(failure)
                 yield event
             except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled

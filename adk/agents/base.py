@@ -12,10 +12,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import assert_never
 
-from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.chain import run_after, run_before, run_on_error
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks
-from adk.callbacks.results import Cont, Halt
+from adk.callbacks.registry import Callbacks, decided_by
+from adk.callbacks.results import Cont, Fallback, Halt, Raise
+from adk.callbacks.run import refuse_on_agent
 from adk.context import AgentContext, Invocation
 from adk.errors import locate
 from adk.events import Choice, Event, Message
@@ -39,6 +41,7 @@ class BaseAgent(ABC):
         self.name = name
         self.description = description
         self.callbacks = Callbacks.of(callbacks)
+        refuse_on_agent(name, self.callbacks)
         self.sub_agents = list(sub_agents)
         self.parent_agent: BaseAgent | None = None
         """The agent this one is a sub-agent of (set when that agent is made), or None for a root."""
@@ -88,11 +91,13 @@ class BaseAgent(ABC):
         hooks = invocation.hooks_for(self)
         ctx = AgentContext(invocation, self, branch)
         if hooks.get("before_agent"):
-            started = await run_before(hooks, "before_agent", ctx)
+            deciders: list[object] = []
+            started = await run_before(hooks, "before_agent", ctx, deciders=deciders)
             match started:
                 case Halt(value=content):
                     invocation.end_invocation()
-                    yield self._final_event(ctx, content)
+                    halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
+                    yield self._final_event(ctx, content, (halted,))
                     return
                 case Cont(ctx=ctx):
                     pass
@@ -115,23 +120,47 @@ class BaseAgent(ABC):
                 yield event
         except Exception as error:
             locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
-            raise
+            if not hooks.get("on_agent_error"):
+                raise
+            fell_back = await self._recover(hooks, error, ctx)
+            output = fell_back.message
+            yield fell_back
         finally:
             await body.aclose()  # closes a workflow's children (and their tool tasks) now
 
         if invocation.ended or not hooks.get("after_agent"):
             return
-        replaced = await run_after(hooks, "after_agent", output, ctx)
+        by: list[object] = []
+        replaced = await run_after(hooks, "after_agent", output, ctx, deciders=by)
         if replaced is not None and replaced is not output:
-            yield self._final_event(ctx, replaced)
+            target = f"agent:{self.name}"
+            decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
+            yield self._final_event(ctx, replaced, decisions)
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
+
+    async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
+        """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""
+        by: list[object] = []
+        match await run_on_error(hooks, "on_agent_error", error, ctx, deciders=by):
+            case Fallback(value=content):
+                target = f"agent:{self.name}"
+                fell = FellBack(
+                    decided_by(by[0], "on_agent_error"), target, None, type(error).__name__, str(error)
+                )
+                return self._final_event(ctx, content, (fell,))
+            case Raise(error=passed):
+                raise locate(passed, f"agent:{self.name}")
+            case unreachable:
+                assert_never(unreachable)
 
     @abstractmethod
     def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         """The agent's own work, as events."""
 
-    def _final_event(self, ctx: AgentContext, content: Message | str) -> Event:
+    def _final_event(
+        self, ctx: AgentContext, content: Message | str, decisions: tuple[Decision, ...]
+    ) -> Event:
         message = Message.assistant(content) if isinstance(content, str) else content
         event = Event.new(
             ctx.invocation_id,
@@ -140,6 +169,7 @@ class BaseAgent(ABC):
             choices=[Choice(message=message, finish_reason="stop")],
             done=True,
         )
+        event.decisions = decisions
         return _carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:

@@ -17,8 +17,9 @@ from adk.agents.resume import RESUMING, finish_calls, pending_calls
 from adk.agents.tool import AgentTool, Relay
 from adk.agents.transfer import TRANSFER_TOOL, TransferTool, hand_over, transfer_targets, transferred
 from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.decisions import Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
@@ -32,7 +33,7 @@ from adk.errors import (
 )
 from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.models.base import LlmRequest, Model
-from adk.recovery import RetryPolicy, policy_callbacks, recover, sleep
+from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
@@ -208,23 +209,19 @@ class LlmAgent(BaseAgent):
                 stream=invocation.stream,
                 response_format=self._output.response_format if self._output is not None else None,
             )
-            response: LlmResponse | None = None
+            response: Event | None = None
             envelope = self._call_model(ctx, request, recovery, policy)
             try:
-                async for item in envelope:
-                    if isinstance(item, Event):
-                        yield item
-                    else:
-                        response = item
+                async for event in envelope:
+                    if not event.is_partial:
+                        response = event
+                        if self._output is not None and not event.tool_calls:
+                            self._output.settle(ctx, event)  # before it goes: it carries the output_key
+                    yield event
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
-            if self._output is not None and not response.tool_calls:
-                self._output.settle(ctx, response)  # before the event: it carries the output_key
-            yield Event.from_response(
-                ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
-            )
             if response.message is not None:
                 messages.append(response.message)
             calls = response.tool_calls
@@ -252,19 +249,24 @@ class LlmAgent(BaseAgent):
 
     async def _call_model(
         self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
-    ) -> AsyncGenerator[Event | LlmResponse, None]:
-        """One model envelope: yields partial events, then the final response."""
+    ) -> AsyncGenerator[Event, None]:
+        """One model envelope: yields partial events, then the final response's event."""
         mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
+        attempts = policy.attempts()
         if hooks.get("before_model"):
-            match await run_before(hooks, "before_model", mctx):
+            deciders: list[object] = []
+            started = await run_before(hooks, "before_model", mctx, deciders=deciders)
+            match started:
                 case Halt(value=halted):
-                    yield halted
+                    attempts.decided(
+                        Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}")
+                    )
+                    yield self._response(ctx, halted, attempts)
                     return
                 case Cont(ctx=mctx):
                     pass
                 case unreachable:
                     assert_never(unreachable)
-        attempts = policy.attempts()
         while True:
             streamed = False
             response: LlmResponse | None = None
@@ -283,22 +285,52 @@ class LlmAgent(BaseAgent):
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
                 if self._output is not None and self._output.type is not None and not response.tool_calls:
                     self._output.check(response)  # an OutputValidationError goes to on_model_error
+                final = response
                 break
             except Exception as error:
                 locate(error, f"model:{mctx.model.name}")
                 decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+                yield self._attempt_failed(ctx, mctx, error, attempts)
                 if streamed:
                     yield self._discarded(ctx, mctx)
                 match decision:
-                    case Fallback(value=response):
+                    case Fallback(value=final):
                         break
                     case Retry(ctx=mctx, delay=wait):
                         await sleep(wait or 0.0)
-                    case _:
-                        assert_never(decision)
+                    case other:
+                        assert_never(other)
         if hooks.get("after_model"):
-            response = await run_after(hooks, "after_model", response, mctx)
-        yield response
+            replaced: list[object] = []
+            final = await run_after(hooks, "after_model", final, mctx, deciders=replaced)
+            for owner in replaced:
+                attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
+        yield self._response(ctx, final, attempts)
+
+    def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
+        """The event of an envelope's final response, with the decisions that shaped it."""
+        event = Event.from_response(
+            ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
+        )
+        decisions = attempts.decisions
+        if decisions is not None:  # set only when there are some: validating even none costs
+            event.decisions = tuple(decisions)
+        return event
+
+    def _attempt_failed(
+        self, ctx: AgentContext, mctx: ModelContext, error: Exception, attempts: Attempts
+    ) -> Event:
+        """Tells consumers at once how a failed attempt was recovered (the response repeats it)."""
+        decisions = attempts.decisions
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            object=ObjectType.ATTEMPT_FAILED,
+            is_partial=True,
+            error=ErrorInfo.of(error, where(error)),
+            decisions=() if decisions is None else (decisions[-1],),
+        )
 
     def _discarded(self, ctx: AgentContext, mctx: ModelContext) -> Event:
         """Tells consumers to roll back the partial output of a failed streamed attempt."""
@@ -339,22 +371,21 @@ class LlmAgent(BaseAgent):
         name = call.function.name
         tool, args, error = self._prepare(call)
         tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)
+        attempts = policy.attempts()
         try:
-            if error is None:
-                halted, result, tctx = await self._before_tool(hooks, tctx)
-                if not halted:
-                    result, tctx = await self._attempt_tool(hooks, policy, tctx)
-            else:
-                result, tctx = await self._attempt_tool(hooks, policy, tctx, error)
+            result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
             if hooks.get("after_tool"):
-                result = await run_after(hooks, "after_tool", result, tctx)
+                replaced: list[object] = []
+                result = await run_after(hooks, "after_tool", result, tctx, deciders=replaced)
+                for owner in replaced:
+                    attempts.decided(Replaced(decided_by(owner, "after_tool"), f"tool:{tctx.tool.name}"))
             content, info = result_to_text(result), None
         except Exception as e:
             content = self._error_text(ctx, tctx.tool, e)
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")
         finally:
             _current_tool_call_id.reset(token)
-        return Event.new(
+        event = Event.new(
             ctx.invocation_id,
             self.name,
             branch=ctx.branch,
@@ -362,6 +393,10 @@ class LlmAgent(BaseAgent):
             choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
             error=info,
         )
+        decisions = attempts.decisions
+        if decisions is not None:
+            event.decisions = tuple(decisions)
+        return event
 
     def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
@@ -387,35 +422,57 @@ class LlmAgent(BaseAgent):
             )
         return f"Error: {type(error).__name__}: {error}"
 
-    async def _before_tool(self, hooks: Callbacks, tctx: ToolContext) -> tuple[bool, Any, ToolContext]:
-        if not hooks.get("before_tool"):
-            return False, None, tctx
-        match await run_before(hooks, "before_tool", tctx):
-            case Halt(value=value):
-                return True, value, tctx
-            case Cont(ctx=tctx):
-                return False, None, tctx
-            case unreachable:
-                assert_never(unreachable)
-
     async def _attempt_tool(
-        self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext, error: Exception | None = None
+        self, hooks: Callbacks, attempts: Attempts, tctx: ToolContext, error: Exception | None
     ) -> tuple[Any, ToolContext]:
-        """Attempts of one tool call; `error` when the call could not even start (unknown tool, bad JSON)."""
-        attempts = policy.attempts()
+        """The attempts of one tool call: its result, or what stands in for it, and the last context.
+
+        `error` when the call could not even start (an unknown tool, arguments that are not JSON).
+        `before_tool` guards every execution: no body runs with a tool and arguments its chain
+        has not passed. A retry with the same tool and equal arguments is not checked again; one
+        that changes either (repaired arguments, another tool, arguments edited in place) is.
+        """
+        guarded = bool(hooks.get("before_tool"))
+        passed: tuple[BaseTool, dict[str, Any]] | None = None
         while True:
             if error is None:
+                if guarded and (passed is None or tctx.tool is not passed[0] or tctx.args != passed[1]):
+                    deciders: list[object] = []
+                    checked = await run_before(hooks, "before_tool", tctx, deciders=deciders)
+                    match checked:
+                        case Halt(value=value):
+                            by = decided_by(deciders[0], "before_tool")
+                            attempts.decided(Halted(by, f"tool:{tctx.tool.name}"))
+                            return value, tctx
+                        case Cont(ctx=tctx):
+                            passed = (tctx.tool, _snapshot(tctx.args))
+                        case unreachable:
+                            assert_never(unreachable)
                 try:
                     args = tctx.tool.validate(tctx.args)
                     return await tctx.tool.run(args, tctx), tctx
                 except Exception as e:
                     error = e
             locate(error, f"tool:{tctx.tool.name}")
-            match await recover(hooks, "on_tool_error", error, tctx, attempts):
+            decision = await recover(hooks, "on_tool_error", error, tctx, attempts)
+            match decision:
                 case Fallback(value=value):
                     return value, tctx
                 case Retry(ctx=tctx, delay=wait):
                     await sleep(wait or 0.0)
                     error = None
-                case unreachable:
-                    assert_never(unreachable)
+                case other:
+                    assert_never(other)
+
+
+def _snapshot(value: Any) -> Any:
+    """A copy of JSON-like arguments deep enough that an edit made in place later shows as a change."""
+    if type(value) is dict:
+        copied = dict(value)
+        for key, item in value.items():
+            if type(item) is dict or type(item) is list:
+                copied[key] = _snapshot(item)
+        return copied
+    if type(value) is list:
+        return [_snapshot(item) for item in value]
+    return value

@@ -29,6 +29,11 @@ the hook and the cause (what it raised is `__cause__`). Precedence:
 5. With `continue_on_response` (`before` and `replace` chains), a response does not stop the
    chain: the `Cont`s after a `Halt` go on threading the context, and the last response wins.
 
+Who decided is data for events: given a list as `deciders`, a chain appends the callback whose
+answer won (a `Halt`, `Retry`, `Fallback` or replacement), or, in an `after` chain, each one that
+returned another object than it was given. It costs an identity check per `after` hook, nothing
+more, when nobody decides.
+
 `asyncio.CancelledError` is never caught. A hook name that is not declared, or a hook of
 another chain (`run_before(..., "after_model", ...)`), is a `ValueError`: the chain would
 silently do nothing, or do the wrong thing.
@@ -75,7 +80,6 @@ V = TypeVar("V")
 _GO_ON: Final = 0
 _ANSWER: Final = 1
 _WRONG: Final = 2
-_KIND: Final = ("Cont or Halt", "", "Retry, Fallback or Raise", "")
 
 
 def _log_dropped(error: CallbackError) -> None:
@@ -90,6 +94,7 @@ def run_chain(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Any]:
     """Run `hook`'s chain over `impls`: the one core loop behind every chain (see the module docstring).
 
@@ -97,7 +102,7 @@ def run_chain(
     value of an `after` or `replace` chain, the error of an `on_error` chain. Returns the
     answer that won, else what was threaded, as `Cont(ctx)`, the value, or `Raise(error)`.
     """
-    return _run(impls, hook, value, ctx, continue_on_error, continue_on_response)
+    return _run(impls, hook, value, ctx, continue_on_error, continue_on_response, deciders)
 
 
 async def _run(
@@ -107,14 +112,17 @@ async def _run(
     ctx: Any,
     continue_on_error: bool,
     continue_on_response: bool,
+    deciders: list[object] | None,
 ) -> Any:
-    before, after, on_error, exact, anything = hook.plan  # read once: the loop tests them on every call
+    # read once: the loop tests them on every call
+    before, after, on_error, exact, anything, unary = hook.plan
     received = type(value) if before else None  # the context type Conts must keep
     answer: Any = None  # an answer is never None: a result, or a replacement
+    answered_by: object = None
     first_error: CallbackError | None = None
     for fn, is_async, owner in impls:
         try:
-            out = fn(value) if before else fn(value, ctx)
+            out = fn(value) if unary else fn(value, ctx)
             if is_async:
                 out = await out
         except Exception as e:
@@ -127,6 +135,8 @@ async def _run(
                     continue
             elif after:
                 if type(out) is exact or anything:
+                    if out is not value and deciders is not None:
+                        deciders.append(owner)
                     value = out
                     continue
             elif on_error:
@@ -137,14 +147,18 @@ async def _run(
                 continue
             verdict, judged = _judge(hook, out, received or type(ctx))
             if verdict == _GO_ON:
+                if after and judged is not value and deciders is not None:
+                    deciders.append(owner)
                 value = judged
                 continue
             if verdict == _ANSWER:
                 if not continue_on_response:
                     if first_error is not None:
                         _log_dropped(first_error)
+                    if deciders is not None:
+                        deciders.append(owner)
                     return out
-                answer = out
+                answer, answered_by = out, owner
                 continue
             error = CallbackError(callback_name(owner), hook.name, judged)
         if on_error:
@@ -155,6 +169,8 @@ async def _run(
     if answer is not None:
         if first_error is not None:
             _log_dropped(first_error)
+        if deciders is not None:
+            deciders.append(answered_by)
         return answer
     if first_error is not None:
         raise first_error
@@ -179,18 +195,23 @@ def _judge(hook: Hook, out: Any, received: type) -> tuple[int, Any]:
             if isinstance(out.error, Exception):
                 return _GO_ON, out.error
             return _WRONG, _problem(hook, out, "the error of a Raise", "an Exception", out.error)
-        if cls is Retry:
+        if cls is Retry and hook.retry:
             return _context(hook, out, out.ctx, received, _ANSWER)
         if cls is Fallback:
             return _carried(hook, out, out.value)
     elif hook.fits(out):
         return (_GO_ON if chain == AFTER else _ANSWER), out
+    elif cls is Halt and hook.halt is not None:  # an `after` hook that may stop its fold
+        types, allowed = hook.halt
+        if isinstance(out.value, types):
+            return _ANSWER, out
+        return _WRONG, _problem(hook, out, "the value of a Halt", allowed, out.value)
     if inspect.iscoroutine(out):
         out.close()  # never awaited: close it, or Python warns when it is collected
         return _WRONG, "returned a coroutine; a hook that returns one must be an `async def`"
     if chain in (AFTER, REPLACE):
         return _WRONG, _problem(hook, out, hook.name, hook.allowed, out, "return")
-    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {_KIND[chain]}"
+    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {hook.answers}"
 
 
 def _context(hook: Hook, out: Any, new: object, received: type, verdict: int) -> tuple[int, Any]:
@@ -221,6 +242,7 @@ def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Cont[AgentContext] | Halt[Content]]: ...
 @overload
 def run_before(
@@ -230,6 +252,7 @@ def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Cont[ModelContext] | Halt[LlmResponse]]: ...
 @overload
 def run_before(
@@ -239,6 +262,7 @@ def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Cont[ToolContext] | Halt[Any]]: ...
 @overload
 def run_before(
@@ -248,6 +272,7 @@ def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Cont[C] | Halt[Any]]: ...
 def run_before(
     callbacks: Callbacks | Iterable[object],
@@ -256,15 +281,19 @@ def run_before(
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Cont[Any] | Halt[Any]]:
-    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
+    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`.
+
+    The callback whose `Halt` won is appended to `deciders`, if given.
+    """
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _BEFORE[hook]
         impls = resolved._hooks[hook]
     except KeyError:
         raise _not_of(hook, "run_before", "before") from None
-    return _run(impls, spec, ctx, None, continue_on_error, continue_on_response)
+    return _run(impls, spec, ctx, None, continue_on_error, continue_on_response, deciders)
 
 
 @overload
@@ -275,6 +304,7 @@ def run_after(
     ctx: AgentContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Message | None]: ...
 @overload
 def run_after(
@@ -284,6 +314,7 @@ def run_after(
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, LlmResponse]: ...
 @overload
 def run_after(
@@ -293,6 +324,7 @@ def run_after(
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Any]: ...
 @overload
 def run_after(
@@ -302,6 +334,7 @@ def run_after(
     ctx: Any,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, V]: ...
 def run_after(
     callbacks: Callbacks | Iterable[object],
@@ -310,11 +343,13 @@ def run_after(
     ctx: Any,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Any]:
     """Fold `result` through each callback's `hook`, left to right; return the last output.
 
     With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
-    and the first error is raised at the end.
+    and the first error is raised at the end. Each callback that returned another object than it
+    was given is appended to `deciders`, if given.
     """
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
@@ -322,7 +357,7 @@ def run_after(
         impls = resolved._hooks[hook]
     except KeyError:
         raise _not_of(hook, "run_after", "after") from None
-    return _run(impls, spec, result, ctx, continue_on_error, False)
+    return _run(impls, spec, result, ctx, continue_on_error, False, deciders)
 
 
 @overload
@@ -333,6 +368,7 @@ def run_on_error(
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Retry[ModelContext] | Fallback[LlmResponse] | Raise]: ...
 @overload
 def run_on_error(
@@ -342,7 +378,18 @@ def run_on_error(
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Retry[ToolContext] | Fallback[Any] | Raise]: ...
+@overload
+def run_on_error(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["on_agent_error"],
+    error: Exception,
+    ctx: AgentContext,
+    *,
+    continue_on_error: bool = False,
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Fallback[Content] | Raise]: ...
 @overload
 def run_on_error(
     callbacks: Callbacks | Iterable[object],
@@ -351,6 +398,7 @@ def run_on_error(
     ctx: C,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Retry[C] | Fallback[Any] | Raise]: ...
 def run_on_error(
     callbacks: Callbacks | Iterable[object],
@@ -359,11 +407,13 @@ def run_on_error(
     ctx: Any,
     *,
     continue_on_error: bool = False,
+    deciders: list[object] | None = None,
 ) -> Coroutine[Any, Any, Retry[Any] | Fallback[Any] | Raise]:
     """Offer `error` to each callback's `hook`: the first `Retry` or `Fallback` wins.
 
     `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
-    `Raise(last_error)` is returned for the caller to raise.
+    `Raise(last_error)` is returned for the caller to raise. The callback whose `Retry` or
+    `Fallback` won is appended to `deciders`, if given.
     """
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
@@ -371,7 +421,7 @@ def run_on_error(
         impls = resolved._hooks[hook]
     except KeyError:
         raise _not_of(hook, "run_on_error", "on_error") from None
-    return _run(impls, spec, error, ctx, continue_on_error, False)
+    return _run(impls, spec, error, ctx, continue_on_error, False, deciders)
 
 
 _BEFORE, _AFTER, _ON_ERROR = BY_CHAIN[BEFORE], BY_CHAIN[AFTER], BY_CHAIN[ON_ERROR]

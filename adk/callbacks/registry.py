@@ -39,6 +39,7 @@ __all__ = [
     "HookImpl",
     "HookName",
     "callback_name",
+    "decided_by",
     "declare_hooks",
     "hook_raised",
     "is_async",
@@ -68,9 +69,14 @@ class Hook:
     return: a type, a tuple of types, None for anything, or a function giving the types when they
     live in an optional package that is imported only when the hook first answers. `allowed` says
     the same in words, for error messages ("an LlmResponse").
+
+    Three options shape the run-level and agent-error hooks: `unary` calls the hook with one
+    argument (`after_run(ctx)`: a `replace` chain offered the context); `halt` lets an `after`
+    hook stop its fold with a `Halt` carrying one of these types, described in words
+    (`on_user_message`); `retry=False` refuses a `Retry` from an `on_error` hook (`on_agent_error`).
     """
 
-    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "name", "plan")
+    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "halt", "name", "plan", "retry", "unary")
 
     def __init__(
         self,
@@ -78,10 +84,20 @@ class Hook:
         chain: Literal[0, 1, 2, 3],
         values: _Types | Callable[[], _Types] | None = None,
         allowed: str = "anything",
+        *,
+        unary: bool = False,
+        halt: tuple[_Types, str] | None = None,
+        retry: bool = True,
     ) -> None:
         self.name = name
         self.chain = chain
         self.allowed = allowed
+        self.unary = unary or chain == BEFORE
+        """Whether the hook is called with one argument, `(ctx)`."""
+        self.halt = halt
+        """For an `after` hook that may stop its fold: what the `Halt` may carry, and in words."""
+        self.retry = retry
+        """For an `on_error` hook: whether it may answer `Retry`."""
         self._load: Callable[[], _Types] | None = None
         self._types: tuple[type, ...] | None = None
         if isinstance(values, type):
@@ -92,23 +108,30 @@ class Hook:
             self._load = values
         self.anything = values is None
         """Whether any value may be handed back."""
-        self.plan: tuple[bool, bool, bool, type | None, bool] = self._plan()
-        """What the chain core reads before its loop: `(before, after, on_error, exact, anything)`,
-        where `exact` is the type most values have, tested first with `type(x) is exact`."""
+        self.plan: tuple[bool, bool, bool, type | None, bool, bool] = self._plan()
+        """What the chain core reads before its loop: `(before, after, on_error, exact, anything,
+        unary)`, where `exact` is the type most values have, tested first with `type(x) is exact`."""
 
-    def _plan(self) -> tuple[bool, bool, bool, type | None, bool]:
+    def _plan(self) -> tuple[bool, bool, bool, type | None, bool, bool]:
         chain, exact = self.chain, self._types[0] if self._types else None
-        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything
+        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything, self.unary
 
     @property
     def parameters(self) -> str:
         """What the hook is called with, in words: `(ctx)` or `(value, ctx)`."""
-        return _PARAMETERS[self.chain]
+        return "(ctx)" if self.unary else _PARAMETERS[self.chain]
 
     @property
     def arity(self) -> int:
         """How many positional arguments the hook is called with."""
-        return 1 if self.chain == BEFORE else 2
+        return 1 if self.unary else 2
+
+    @property
+    def answers(self) -> str:
+        """The results a `before` or `on_error` hook may return, in words."""
+        if self.chain == BEFORE:
+            return "Cont or Halt"
+        return "Retry, Fallback or Raise" if self.retry else "Fallback or Raise"
 
     def fits(self, value: object) -> bool:
         """Whether `value` may be handed back as this hook's value."""
@@ -166,6 +189,7 @@ HookName: TypeAlias = Literal[
     "before_tool",
     "after_tool",
     "on_tool_error",
+    "on_agent_error",
 ]
 """The name of an agent, model or tool hook: what the chain helpers take."""
 
@@ -177,6 +201,11 @@ def callback_name(obj: object) -> str:
     if isinstance(obj, type):
         return obj.__qualname__
     return type(obj).__qualname__
+
+
+def decided_by(callback: object, hook: str) -> str:
+    """How a decision names a callback's hook: `callback:<Name>.<hook>`, as an error's `where` does."""
+    return f"callback:{callback_name(callback)}.{hook}"
 
 
 HookImpl: TypeAlias = tuple[Callable[..., Any], bool, object]
@@ -249,6 +278,7 @@ CORE: Final = declare_hooks(
     Hook("before_tool", BEFORE),
     Hook("after_tool", AFTER),
     Hook("on_tool_error", ON_ERROR),
+    Hook("on_agent_error", ON_ERROR, (Message, str), "a Message or str", retry=False),
 )
 """The agent, model and tool hooks, with what each may hand back (docs/callbacks.md)."""
 

@@ -103,12 +103,21 @@ async def test_an_invalid_answer_goes_to_on_model_error_and_the_model_corrects_i
         ("", "after_model", "extractor"),
         ("", "after_agent", "extractor"),
     ]
-    # Only the corrected answer is stored; the second request showed the model its answer and why.
+    # The failed attempt is announced (not stored); the answer says which callback asked again.
     assert [summary(e) for e in events] == [
         ("model", "user", "Invoice A-1"),
+        (ObjectType.ATTEMPT_FAILED, "extractor"),
         ("model", "extractor", VALID),
         ("done", "extractor"),
     ]
+    assert events[1].is_partial
+    [decision] = events[2].decisions
+    assert (decision.by, decision.target, decision.kind) == (
+        "callback:CorrectOutput.on_model_error",
+        "model:scripted",
+        "retried",
+    )
+    # The second request showed the model its answer and why it was refused.
     assert model.requests[1].messages == [
         Message.user("Invoice A-1"),
         Message.assistant(MISSING_TOTAL),
@@ -181,7 +190,13 @@ async def test_a_fallback_supplies_the_value() -> None:
 
     assert output_of(events, Invoice) == Invoice(number="unknown", total=0)
     assert seen == ['{"number":"unknown","total":0.0}']
-    assert events[1].actions.state_delta == {"invoice": {"number": "unknown", "total": 0.0}}
+    assert [e.object for e in events] == [
+        ObjectType.CHAT_COMPLETION,
+        ObjectType.ATTEMPT_FAILED,  # partial: says the Fallback answered
+        ObjectType.CHAT_COMPLETION,
+        ObjectType.RUNNER_COMPLETION,
+    ]
+    assert events[2].actions.state_delta == {"invoice": {"number": "unknown", "total": 0.0}}
     assert model.remaining == 0
 
 
@@ -215,6 +230,7 @@ async def test_a_streamed_invalid_answer_is_discarded_before_the_correction(test
     assert [(e.object, e.is_partial) for e in events[1:]] == [
         (ObjectType.CHAT_COMPLETION_CHUNK, True),
         (ObjectType.CHAT_COMPLETION_CHUNK, True),
+        (ObjectType.ATTEMPT_FAILED, True),
         (ObjectType.ATTEMPT_DISCARDED, True),
         *[(ObjectType.CHAT_COMPLETION_CHUNK, True)] * 4,  # the second answer, word by word
         (ObjectType.CHAT_COMPLETION, False),

@@ -24,21 +24,21 @@ assistant: It's 18°C and sunny in Paris.
 
 ── a guardrail halts the model call
 you: What's the admin password?
-  ⛔ a before_model callback halted the call; the model was not called
+  ⛔ Guardrail.before_model halted model primary; the model was not called
 assistant: Sorry, I can't help with anything about passwords.
 
 ── the model fails once with a 503; the retry policy tries again
 you: And the weather in Tokyo?
-  ↻ model primary failed (ServerError: 503 Service Unavailable); retrying in 0.20 s (attempt 2)
+  ↻ model primary failed (ServerError: 503 Service Unavailable); RetryThenFallback.on_model_error retries in 0.20 s (attempt 2)
   ⚙ get_weather(city="Tokyo")
   ↳ {"city":"Tokyo","temp_c":24,"sky":"cloudy"}
 assistant: It's 24°C and cloudy in Tokyo.
 
 ── the primary model fails for good; the agent falls back to the backup
 you: Thanks!
-  ⇄ model primary failed (AuthenticationError: 401 API key revoked); falling back to model backup
+  ⇄ model primary failed (AuthenticationError: 401 API key revoked); RetryThenFallback.on_model_error falls back to model backup
 assistant: You're welcome! Come back when the weather changes.
-"""
+"""  # noqa: E501  (the terminal's lines, as they are)
 
 
 def test_demo_plays_the_whole_conversation(capsys: pytest.CaptureFixture[str], testing: Testing) -> None:

@@ -205,7 +205,7 @@ def test_demo_on_an_openai_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     out = capsys.readouterr().out
     assert made == ["gpt-test"]
     assert out.startswith("adk demo: an assistant with a weather tool, a guardrail and recovery; model ")
-    assert "falling back to model gpt-test\n" in out
+    assert "falls back to model gpt-test\n" in out
 
 
 def test_an_unknown_model_provider(capsys: pytest.CaptureFixture[str]) -> None:

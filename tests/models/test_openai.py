@@ -720,6 +720,7 @@ async def test_a_rate_limit_then_success_through_the_runners_recovery(
 
     assert trace(events) == [
         (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
+        (ObjectType.ATTEMPT_FAILED, "RateLimitError"),
         (ObjectType.CHAT_COMPLETION, "Sunny"),
         (ObjectType.RUNNER_COMPLETION, ""),
     ]
@@ -740,6 +741,7 @@ async def test_a_cut_stream_is_discarded_and_retried_through_the_runner(
     assert trace(events) == [
         (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
         (ObjectType.CHAT_COMPLETION_CHUNK, "Sun"),
+        (ObjectType.ATTEMPT_FAILED, "StreamInterruptedError"),
         (ObjectType.ATTEMPT_DISCARDED, "AttemptDiscarded"),
         (ObjectType.CHAT_COMPLETION_CHUNK, "Sunny"),
         (ObjectType.CHAT_COMPLETION, "Sunny"),
