@@ -276,3 +276,26 @@ async def test_a_killed_writer_leaves_a_committed_prefix_with_matching_state(
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
         conn.close()
+
+
+async def test_a_store_written_before_events_became_dataclasses_loads_unchanged(tmp_path: Path) -> None:
+    # Written by adk when events were pydantic models (schema 2, with decisions); the JSON lines are
+    # each event's `model_dump_json()` then, which today's events must reproduce byte for byte.
+    path = tmp_path / "v2.sqlite3"
+    shutil.copy(FIXTURES / "v2.sqlite3", path)
+    lines = (FIXTURES / "v2_events.jsonl").read_text(encoding="utf-8").splitlines()
+    written = [Event.model_validate_json(line) for line in lines]
+
+    assert [e.model_dump_json() for e in written] == lines
+    assert written[-1].decisions and written[1].tool_calls
+    async with SqliteSessionService(path) as store:
+        session = await store.acquire("alice", "s1", "run-1")
+        assert session.events == written
+        assert session.state == {"prefs": {"units": "si", "nested": [1, 2.5, None, {"x": True}]}}
+        assert await store.list_sessions("alice") == ["s1", "empty"]
+        await store.append_event(session, delta_event(7, more=True))
+    async with SqliteSessionService(path) as again:
+        stored = await again.get("alice", "s1")
+        assert stored is not None
+        assert stored.events[:-1] == written
+        assert (stored.events[-1].id, stored.state["more"]) == ("e7", True)
