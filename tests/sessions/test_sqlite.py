@@ -299,3 +299,28 @@ async def test_a_store_written_before_events_became_dataclasses_loads_unchanged(
         assert stored is not None
         assert stored.events[:-1] == written
         assert (stored.events[-1].id, stored.state["more"]) == ("e7", True)
+
+
+async def test_a_run_reads_what_others_stored_since_the_last_run_took_the_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    async with SqliteSessionService(path) as store, SqliteSessionService(path) as other:
+        first = await store.acquire("u", "s", "run-1")
+        await store.append_event(first, delta_event(1, a=1))
+        await store.release(first)
+        theirs = await other.acquire("u", "s", "run-x")
+        await other.append_event(theirs, delta_event(2, b=2))
+        await other.release(theirs)
+
+        second = await store.acquire("u", "s", "run-2")
+        assert [e.id for e in second.events] == ["e1", "e2"]
+        assert second.state == {"a": 1, "b": 2}
+        await store.append_event(second, delta_event(3, a=None))
+        await store.release(second)
+
+        await other.delete("u", "s")  # and made again by another writer: read in full
+        again = await other.acquire("u", "s", "run-y")
+        await other.append_event(again, delta_event(9, c=3))
+        await other.release(again)
+        third = await store.acquire("u", "s", "run-3")
+        assert ([e.id for e in third.events], third.state) == (["e9"], {"c": 3})
+        assert third.events == (await other.get("u", "s")).events  # type: ignore[union-attr]
