@@ -170,10 +170,7 @@ async def floor_turn_us(n: int, tool: bool) -> float:
         history.append(Message.user("hi"))
         while True:
             request.messages = history
-            response = None
-            async for response in model.generate(request):
-                pass
-            assert response is not None
+            response = [r async for r in model.generate(request)][-1]
             history.append(response)
             calls = response.tool_calls
             if not calls:
