@@ -10,7 +10,6 @@ call runs (`Relay`), its final text, or its structured output, is the tool's res
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping
 from contextlib import aclosing
 from contextvars import ContextVar
@@ -73,13 +72,8 @@ class AgentTool(BaseTool):
         asked = Event.new(
             caller.invocation_id, ctx.agent.name, branch=branch, choices=[Choice(message=message)]
         )
-        session = Session.model_construct(
-            id=caller.session.id,
-            user_id=caller.session.user_id,
-            state=caller.session.state,
-            events=[asked],
-            updated_at=time.time(),
-            lease=None,
+        session = Session(
+            id=caller.session.id, user_id=caller.session.user_id, state=caller.session.state, events=[asked]
         )
         invocation = caller._fork(session, message)
         emit = _emit.get()
