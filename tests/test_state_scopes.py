@@ -58,15 +58,18 @@ async def test_user_keys_follow_the_user_into_another_session_and_app_keys_every
         "Noted.",
         "Hello again, Ada.",
         "Hello, stranger.",
+        "Back to tea.",
     ]
     runner = Runner(agent(*steps, callbacks=[sees]), session_service=store)
 
     await turn(runner, "ada", "first")
     await turn(runner, "ada", "second")
     await turn(runner, "bob", "first")
+    await turn(runner, "ada", "first")  # a session taken again (SQLite reads only what is new)
 
-    assert sees.seen[-2] == {"user:name": "Ada", "app:greeting": "Hello"}  # ada's second session
-    assert sees.seen[-1] == {"app:greeting": "Hello"}  # bob
+    assert sees.seen[-3] == {"user:name": "Ada", "app:greeting": "Hello"}  # ada's second session
+    assert sees.seen[-2] == {"app:greeting": "Hello"}  # bob
+    assert sees.seen[-1] == {"user:name": "Ada", "app:greeting": "Hello", "topic": "tea"}
     first = await store.get("ada", "first")
     assert first is not None
     assert first.state == {"user:name": "Ada", "app:greeting": "Hello", "topic": "tea"}
