@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from adk.agents.base import BaseAgent
 from adk.agents.tool import string_argument
+from adk.callbacks.registry import short_repr
 from adk.errors import TransferError
 from adk.events import Event, EventActions, ObjectType, ToolCall, ToolDeclaration
 from adk.tools import BaseTool
@@ -145,7 +146,8 @@ class TransferTool(BaseTool):
             why = "it is not a sub-agent, the parent or a peer"
         else:
             why = "there is no agent of that name"
-        return f"agent {agent.name!r} cannot transfer to {name!r}: {why}; it may transfer to: {reachable}"
+        named = short_repr(name)  # the model's text: an attacker's, perhaps, and of any length
+        return f"agent {agent.name!r} cannot transfer to {named}: {why}; it may transfer to: {reachable}"
 
     def __repr__(self) -> str:
         return f"TransferTool({self.agent.name!r} -> {', '.join(self.targets)})"

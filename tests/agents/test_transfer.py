@@ -210,6 +210,18 @@ async def test_a_transfer_out_of_reach_is_a_tool_error_the_model_sees(target: st
     assert billing_model.requests[1].messages[-1].content == said
 
 
+async def test_a_huge_name_from_the_model_is_cut_short_in_the_error() -> None:
+    root_model = ScriptedModel([transfer_to("x" * 100_000, call_id="c1"), "ok"])
+    root = LlmAgent("root", model=root_model, sub_agents=[LlmAgent("billing", model=ScriptedModel([]))])
+
+    events = await run(Runner(root))
+
+    assert events[2].content == (
+        f"Error: TransferError: agent 'root' cannot transfer to '{'x' * 27}...{'x' * 28}': there is no"
+        " agent of that name; it may transfer to: billing"
+    )
+
+
 async def test_arguments_that_are_not_one_agent_name_are_refused() -> None:
     root_model = ScriptedModel([call_tool(TRANSFER, call_id="c1", agent_name=3, why="x"), "ok"])
     root = LlmAgent("root", model=root_model, sub_agents=[LlmAgent("billing", model=ScriptedModel([]))])
