@@ -4,6 +4,7 @@ AdkError
  ├── CallbackError             a hook raised, or answered what its hook may not (docs/callbacks.md)
  ├── CallbackRegistrationError an object is not a usable callback (also a TypeError)
  ├── SessionBusyError          a run on a session that another run (in any process) holds
+ ├── ApprovalError             answers for a session with nothing waiting, or for calls not waiting
  ├── StaleSessionError         an append from a copy of a session that missed stored events
  ├── MaxIterationsExceeded     the model still asked for tools after an agent's max_iterations
  ├── ScriptError               a ScriptedModel was called more or fewer times than scripted
@@ -33,6 +34,7 @@ E = TypeVar("E", bound=BaseException)
 
 __all__ = [
     "AdkError",
+    "ApprovalError",
     "AuthenticationError",
     "BadRequestError",
     "CallbackError",
@@ -82,6 +84,10 @@ class CallbackRegistrationError(AdkError, TypeError):
 
 class SessionBusyError(AdkError):
     """A run was started on a session that another run, in this process or another, still holds."""
+
+
+class ApprovalError(AdkError, ValueError):
+    """`approvals` or `tool_results` that do not answer what the session's paused run waits for."""
 
 
 class StaleSessionError(AdkError):

@@ -7,16 +7,18 @@ inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING, finish_calls, pending_calls
+from adk.approvals import Answer, Approve, Pending, Reject, ToolResult
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Halted, Replaced
+from adk.callbacks.decisions import Deferred, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks, decided_by
-from adk.callbacks.results import Cont, Fallback, Halt, Retry
+from adk.callbacks.results import Cont, Defer, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
     MaxIterationsExceeded,
@@ -151,11 +153,14 @@ class LlmAgent(BaseAgent):
             if pending is None:
                 return
             finished = await finish_calls(
-                ctx, pending, self.tools, lambda call: self._call_tool(ctx, call, recovery, policy)
+                ctx, pending, self.tools, lambda c, answer: self._call_tool(ctx, c, recovery, policy, answer)
             )
             for result in finished:
                 yield result
                 messages.extend(c.message for c in result.choices if c.message is not None)
+            if _waits(finished):
+                invocation.end_invocation()
+                return
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
@@ -185,6 +190,9 @@ class LlmAgent(BaseAgent):
             for result in results:
                 yield result
                 messages.extend(c.message for c in result.choices if c.message is not None)
+            if _waits(results):  # a call waits for a person or a result: the run pauses here
+                invocation.end_invocation()
+                return
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
         )
@@ -304,16 +312,37 @@ class LlmAgent(BaseAgent):
             raise
 
     async def _call_tool(
-        self, ctx: AgentContext, call: ToolCall, hooks: Callbacks, policy: RetryPolicy
+        self,
+        ctx: AgentContext,
+        call: ToolCall,
+        hooks: Callbacks,
+        policy: RetryPolicy,
+        answer: Answer | None = None,
     ) -> Event:
-        """One tool envelope, ending in a `tool.response` event (a result or an error for the model)."""
+        """One tool envelope, ending in a `tool.response` event (a result or an error for the model).
+
+        Or in a waiting event, when the call is deferred or its tool returns `Pending`. `answer`
+        resumes a call that waited: approved, it runs; rejected or given its result, it does not.
+        """
         token = _current_tool_call_id.set(call.id)
         name = call.function.name
         tool, args, error = self._prepare(call)
         tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)
         attempts = policy.attempts()
         try:
-            result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
+            match answer:
+                case None | Approve():
+                    if answer is not None:
+                        tctx = dataclasses.replace(tctx, approved=True)
+                    result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
+                    if type(result) is Defer or type(result) is Pending:
+                        return self._waiting(ctx, call, result, attempts)
+                case Reject(reason=reason):
+                    result = f"Rejected: {reason}" if reason else "Rejected"
+                case ToolResult(value=result):
+                    pass
+                case unreachable:
+                    assert_never(unreachable)
             if hooks.get("after_tool"):
                 replaced: list[object] = []
                 result = await run_after(hooks, "after_tool", result, tctx, deciders=replaced)
@@ -337,6 +366,19 @@ class LlmAgent(BaseAgent):
         if decisions is not None:
             event.decisions = tuple(decisions)
         return event
+
+    def _waiting(self, ctx: AgentContext, call: ToolCall, why: Defer | Pending, attempts: Attempts) -> Event:
+        """The event of a call left waiting: for approval (its `Deferred` decision says why), or a result."""
+        ctx.invocation.waiting.append(call.id)
+        decisions = attempts.decisions
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            object=ObjectType.APPROVAL_REQUEST if type(why) is Defer else ObjectType.TOOL_PENDING,
+            long_running_tool_ids=[call.id],
+            decisions=() if decisions is None else tuple(decisions),
+        )
 
     def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
@@ -384,10 +426,15 @@ class LlmAgent(BaseAgent):
                             by = decided_by(deciders[0], "before_tool")
                             attempts.decided(Halted(by, f"tool:{tctx.tool.name}"))
                             return value, tctx
+                        case Defer():
+                            return _defer(attempts, tctx, decided_by(deciders[0], "before_tool"), checked)
                         case Cont(ctx=tctx):
                             passed = (tctx.tool, _snapshot(tctx.args))
                         case unreachable:
                             assert_never(unreachable)
+                if tctx.tool.requires_approval and not tctx.approved:
+                    why = Defer(f"tool {tctx.tool.name!r} requires approval")
+                    return _defer(attempts, tctx, f"tool:{tctx.tool.name}", why)
                 try:
                     args = tctx.tool.validate(tctx.args)
                     return await tctx.tool.run(args, tctx), tctx
@@ -403,6 +450,17 @@ class LlmAgent(BaseAgent):
                     error = None
                 case other:
                     assert_never(other)
+
+
+def _defer(attempts: Attempts, tctx: ToolContext, by: str, why: Defer) -> tuple[Defer, ToolContext]:
+    target = f"tool:{tctx.tool.name}"
+    attempts.decided(Deferred(by, target, tctx.tool_call_id, _snapshot(tctx.args), why.reason))
+    return why, tctx
+
+
+def _waits(results: Iterable[Event]) -> bool:
+    """Whether any of a batch's results is a call left waiting."""
+    return any(r.long_running_tool_ids for r in results)
 
 
 def _snapshot(value: Any) -> Any:

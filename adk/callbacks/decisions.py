@@ -11,17 +11,18 @@ AG-UI read these from events.
 | `Replaced` | an `after_*` hook returned another object than the one it was given |
 | `Retried` | an `on_*_error` hook's `Retry` was honoured: `attempt` of `target` after `wait` seconds |
 | `FellBack` | an `on_*_error` hook fell back: to another model or tool (`to`), or to a value (`to` is None) |
+| `Deferred` | a `before_tool` hook returned `Defer` (or the tool requires approval): the call waits |
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal, TypeAlias, TypeVar
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import Field
 
-__all__ = ["Decision", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
+__all__ = ["Decision", "Deferred", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
 
 E = TypeVar("E", bound=BaseException)
 
@@ -73,7 +74,24 @@ class FellBack:
     kind: Literal["fell_back"] = "fell_back"
 
 
-Decision: TypeAlias = Annotated[Halted | Replaced | Retried | FellBack, Field(discriminator="kind")]
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """The call `call_id` to `target` with `arguments` waits for a person's approval, for `reason`.
+
+    `by` is the callback's hook, or `tool:<name>` for a tool marked `requires_approval`.
+    """
+
+    by: str
+    target: str
+    call_id: str
+    arguments: dict[str, Any]
+    reason: str
+    kind: Literal["deferred"] = "deferred"
+
+
+Decision: TypeAlias = Annotated[
+    Halted | Replaced | Retried | FellBack | Deferred, Field(discriminator="kind")
+]
 """One callback decision; `kind` tells which (and tags it in JSON)."""
 
 
