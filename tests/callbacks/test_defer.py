@@ -91,7 +91,7 @@ async def test_only_before_tool_may_defer_and_its_reason_must_be_text() -> None:
         "callback Scripted failed in before_model: returned Defer(reason='no'); "
         "before_model may return only Cont or Halt"
     )
-    tool = [Scripted("a", [], before_tool=lambda ctx: Defer(42))]
+    tool = [Scripted("a", [], before_tool=lambda ctx: Defer(42))]  # type: ignore[arg-type]
     with pytest.raises(CallbackError) as caught:
         await run_before(tool, "before_tool", tool_context())
     assert str(caught.value) == (
