@@ -416,6 +416,21 @@ class Runner:
             if self._active.get(key) is claim and (released or not claim.ended):
                 del self._active[key]
 
+    async def close(self) -> None:
+        """Close what the agents' toolsets hold (MCP connections and server processes)."""
+        agents = [self.agent]
+        while agents:
+            agent = agents.pop()
+            agents.extend(agent.sub_agents)
+            for toolset in getattr(agent, "toolsets", ()):
+                await toolset.close()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     def run_sync(
         self,
         user_id: str,

@@ -13,7 +13,7 @@ import functools
 import inspect
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Generic, NotRequired, ParamSpec, TypeVar, get_args, get_origin, overload
 
 from pydantic import (
@@ -35,7 +35,7 @@ from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
 from adk.events import ToolDeclaration
 
-__all__ = ["BaseTool", "FunctionTool", "parse_arguments", "result_to_text", "tool"]
+__all__ = ["BaseTool", "FunctionTool", "Toolset", "parse_arguments", "result_to_text", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -69,6 +69,19 @@ class BaseTool(ABC):
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Run the tool with validated `args`."""
+
+
+class Toolset(ABC):
+    """Tools known only at run time (an MCP server's): an agent lists them before each model call."""
+
+    name: str
+
+    @abstractmethod
+    async def get_tools(self) -> Sequence[BaseTool]:
+        """The tools now; raise (naming the source) when they cannot be had: the agent goes on without."""
+
+    async def close(self) -> None:  # noqa: B027  # optional: most toolsets hold nothing
+        """Release what the tools hold (connections, processes); `Runner.close()` calls it."""
 
 
 class FunctionTool(BaseTool, Generic[P, R]):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, assert_never
 
@@ -32,9 +33,11 @@ from adk.errors import (
 from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
-from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
+from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
+
+log = logging.getLogger(__name__)
 
 
 class _MissingTool(BaseTool):
@@ -86,7 +89,7 @@ class LlmAgent(BaseAgent):
         *,
         model: Model,
         instruction: str = "",
-        tools: Sequence[BaseTool | Callable[..., Any]] = (),
+        tools: Sequence[BaseTool | Toolset | Callable[..., Any]] = (),
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         max_iterations: int = 10,
         retry_policy: RetryPolicy | None = None,
@@ -97,8 +100,12 @@ class LlmAgent(BaseAgent):
             raise ValueError(f"agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
         self.model = model
         self.instruction = instruction
-        made = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools]
-        self.tools = {t.name: t for t in made}
+        self.toolsets = [t for t in tools if isinstance(t, Toolset)]
+        """Sources of tools listed before each model call (`adk.mcp.McpToolset`)."""
+        made = [
+            t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools if not isinstance(t, Toolset)
+        ]
+        self._own_tools = self.tools = {t.name: t for t in made}
         if len(self.tools) != len(made):
             raise ValueError(f"agent {name!r} has two tools with the same name")
         self.max_iterations = max_iterations
@@ -164,6 +171,8 @@ class LlmAgent(BaseAgent):
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
+            if self.toolsets:
+                await self._list_tools()
             request = LlmRequest(
                 instruction=self.instruction,
                 messages=list(messages),
@@ -196,6 +205,20 @@ class LlmAgent(BaseAgent):
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
         )
+
+    async def _list_tools(self) -> None:
+        """The agent's own tools and its toolsets' now; a toolset that fails is left out, with a warning."""
+        tools = dict(self._own_tools)
+        for toolset in self.toolsets:
+            try:
+                listed = await toolset.get_tools()
+            except Exception as e:
+                log.warning("agent %r goes on without the tools of %r: %s", self.name, toolset.name, e)
+                continue
+            for t in listed:
+                tools.setdefault(t.name, t)
+        self.tools = tools
+        self._declarations = [t.declaration for t in tools.values()]
 
     async def _call_model(
         self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
