@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from adk.context import ToolContext
-from adk.errors import AdkError, ToolError
+from adk.errors import McpConnectionError, McpServerError, McpToolError
 from adk.events import ToolDeclaration
 from adk.tools import BaseTool, Toolset
 
@@ -30,18 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["McpConnectionError", "McpServerError", "McpTool", "McpToolError", "McpToolset"]
 
 log = logging.getLogger(__name__)
-
-
-class McpServerError(AdkError):
-    """An MCP server could not be reached or listed: the message names the server."""
-
-
-class McpToolError(ToolError):
-    """An MCP tool answered with `isError`: the message is the server's."""
-
-
-class McpConnectionError(ToolError, ConnectionError):
-    """The connection to an MCP server dropped during a call (transient: the next call reconnects)."""
 
 
 def _import_mcp() -> Any:

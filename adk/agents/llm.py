@@ -67,13 +67,6 @@ async def _close(stream: AsyncIterator[LlmResponse]) -> None:
         await aclose()
 
 
-def _interrupted(calls: dict[str, str]) -> list[Message]:
-    return [
-        Message.tool("Error: the run was stopped before this call returned", tool_call_id=i, name=name)
-        for i, name in calls.items()
-    ]
-
-
 class LlmAgent(BaseAgent):
     """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
 
@@ -114,36 +107,6 @@ class LlmAgent(BaseAgent):
         self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
         """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
 
-    def _history(self, ctx: AgentContext) -> list[Message]:
-        """The messages this agent sees: the session's, on its branch or an ancestor's.
-
-        A tool call left without a result (the caller stopped the run while it ran) gets an error
-        result here, since chat APIs refuse a tool call that is never answered.
-        """
-        branch = ctx.branch
-        messages: list[Message] = []
-        unanswered: dict[str, str] = {}
-        for event in ctx.invocation.session.events:
-            if event.is_partial:
-                continue
-            b = event.branch
-            if b and b != branch and not branch.startswith(b + "."):
-                continue
-            for choice in event.choices:
-                message = choice.message
-                if message is None:
-                    continue
-                if message.role == "tool":
-                    unanswered.pop(message.tool_call_id or "", None)
-                else:
-                    if unanswered:
-                        messages.extend(_interrupted(unanswered))
-                        unanswered = {}
-                    if message.tool_calls:
-                        unanswered = {c.id: c.function.name for c in message.tool_calls}
-                messages.append(message)
-        return messages
-
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         invocation = ctx.invocation
         hooks = invocation.hooks_for(self)
@@ -154,7 +117,11 @@ class LlmAgent(BaseAgent):
         else:  # concatenating on every run would cost more than the callbacks themselves
             recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
-        messages = self._history(ctx)
+        # The session's history is shared and only ever extended: its first `known` messages are
+        # this turn's past, and `turn` what the turn added since.
+        history = ctx.invocation.session.history(ctx.branch)
+        known = len(history)
+        turn: list[Message] = []
         if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
             pending = pending_calls(ctx)
             if pending is None:
@@ -164,7 +131,7 @@ class LlmAgent(BaseAgent):
             )
             for result in finished:
                 yield result
-                messages.extend(c.message for c in result.choices if c.message is not None)
+                turn.extend(c.message for c in result.choices if c.message is not None)
             if _waits(finished):
                 invocation.end_invocation()
                 return
@@ -175,7 +142,7 @@ class LlmAgent(BaseAgent):
                 await self._list_tools()
             request = LlmRequest(
                 instruction=self.instruction,
-                messages=list(messages),
+                messages=history[:known] + turn,
                 tools=self._declarations,
                 stream=invocation.stream,
             )
@@ -191,14 +158,14 @@ class LlmAgent(BaseAgent):
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
-                messages.append(response.message)
+                turn.append(response.message)
             calls = response.tool_calls
             if not calls:
                 return
             results = await self._call_tools(ctx, calls, recovery, policy)
             for result in results:
                 yield result
-                messages.extend(c.message for c in result.choices if c.message is not None)
+                turn.extend(c.message for c in result.choices if c.message is not None)
             if _waits(results):  # a call waits for a person or a result: the run pauses here
                 invocation.end_invocation()
                 return

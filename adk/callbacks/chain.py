@@ -62,6 +62,7 @@ from adk.callbacks.registry import (
     HookImpl,
     HookName,
     callback_name,
+    hook_impls,
     hook_raised,
     short_repr,
     unknown_hook,
@@ -297,10 +298,9 @@ def run_before(
 
     The callback whose `Halt` won is appended to `deciders`, if given.
     """
-    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _BEFORE[hook]
-        impls = resolved._hooks[hook]
+        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_before", "before") from None
     return _run(impls, spec, ctx, None, continue_on_error, continue_on_response, deciders)
@@ -361,10 +361,9 @@ def run_after(
     and the first error is raised at the end. Each callback that returned another object than it
     was given is appended to `deciders`, if given.
     """
-    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _AFTER[hook]
-        impls = resolved._hooks[hook]
+        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_after", "after") from None
     return _run(impls, spec, result, ctx, continue_on_error, False, deciders)
@@ -425,10 +424,9 @@ def run_on_error(
     `Raise(last_error)` is returned for the caller to raise. The callback whose `Retry` or
     `Fallback` won is appended to `deciders`, if given.
     """
-    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _ON_ERROR[hook]
-        impls = resolved._hooks[hook]
+        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_on_error", "on_error") from None
     return _run(impls, spec, error, ctx, continue_on_error, False, deciders)

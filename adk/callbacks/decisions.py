@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeAlias, TypeVar
-
-from pydantic import Field
+from typing import Any, Literal, TypeAlias, TypeVar
 
 __all__ = ["Decision", "Deferred", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
 
@@ -89,10 +87,8 @@ class Deferred:
     kind: Literal["deferred"] = "deferred"
 
 
-Decision: TypeAlias = Annotated[
-    Halted | Replaced | Retried | FellBack | Deferred, Field(discriminator="kind")
-]
-"""One callback decision; `kind` tells which (and tags it in JSON)."""
+Decision: TypeAlias = Halted | Replaced | Retried | FellBack | Deferred
+"""One callback decision; `kind` tells which (and tags it in JSON, where it picks the class)."""
 
 
 def carry(error: E, decisions: Sequence[Decision] | None) -> E:

@@ -17,7 +17,7 @@ import functools
 import inspect
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
-from types import ModuleType, NoneType
+from types import MethodType, ModuleType, NoneType
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
@@ -41,6 +41,7 @@ __all__ = [
     "callback_name",
     "decided_by",
     "declare_hooks",
+    "hook_impls",
     "hook_raised",
     "is_async",
     "short_repr",
@@ -178,6 +179,10 @@ DECLARED: Final[Mapping[str, Hook]] = _declared
 BY_CHAIN: Final[tuple[Mapping[str, Hook], ...]] = ({}, {}, {}, {})
 """The declared hooks of each chain (`BY_CHAIN[BEFORE]`, ...), by name: the chain helpers' table."""
 
+_PLANS: dict[type, dict[str, tuple[Callable[..., Any], bool]]] = {}
+"""Per class of callback instance seen in a plain list: its hooks' functions and whether each is
+async, as `_resolve` found and checked them; binding them to another instance is all that is left."""
+
 
 def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
     """Make `hooks` known: callbacks may implement them, and misspellings of them are caught.
@@ -193,6 +198,7 @@ def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
         _declared[hook.name] = hook
         BY_CHAIN[hook.chain][hook.name] = hook  # type: ignore[index]  # a Mapping only to its readers
     _misspelt.cache_clear()
+    _PLANS.clear()
     return hooks
 
 
@@ -389,6 +395,58 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             f"callback {name} implements no hook{overrides}; expected at least one of {', '.join(_declared)}"
         )
     return obj, hooks
+
+
+def hook_impls(callbacks: Iterable[object], hook: str) -> tuple[HookImpl, ...]:
+    """The implementations of `hook` in a plain list, resolved as `Callbacks.of` resolves them.
+
+    The chain helpers take plain lists, resolved on every call: an instance of a class seen before
+    reuses what resolving (and checking) the first one found, unless attributes of its own could
+    change it. Classes and modules are resolved in full each time.
+    """
+    impls: list[HookImpl] = []
+    for obj in callbacks:
+        plan = _PLANS.get(type(obj))
+        if plan is None or not _plain(obj):
+            instance, hooks = _resolve(obj)
+            if plan is None and instance is obj:
+                _learn(obj, hooks)
+            impl = hooks.get(hook)
+            if impl is not None:
+                impls.append(impl)
+        elif (entry := plan.get(hook)) is not None:
+            impls.append((entry[0].__get__(obj), entry[1], obj))
+    return tuple(impls)
+
+
+def _plain(obj: object) -> bool:
+    """Whether `obj`'s own attributes (if it has any) can neither be a hook nor look like one."""
+    own = getattr(obj, "__dict__", None)
+    return not own or not any(name in _declared or _misspelt(name) for name in own)
+
+
+def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
+    """Remember the hooks of `obj`'s class, if they are its plain methods (and `obj` has no own)."""
+    kind = type(obj)
+    if (
+        isinstance(obj, ModuleType)
+        or kind.__getattribute__ is not object.__getattribute__
+        or hasattr(kind, "__getattr__")
+        or not _plain(obj)
+    ):
+        return
+    plan: dict[str, tuple[Callable[..., Any], bool]] = {}
+    for name, (fn, asynchronous, _) in hooks.items():
+        if (
+            not isinstance(fn, MethodType)
+            or fn.__self__ is not obj
+            or getattr(kind, name, None) is not fn.__func__
+        ):
+            return
+        plan[name] = (fn.__func__, asynchronous)
+    if len(_PLANS) >= 4096:  # classes made at run time must not pile up
+        _PLANS.clear()
+    _PLANS[kind] = plan
 
 
 class Callbacks:
