@@ -18,6 +18,7 @@ from adk.agents import (
     output_response,
     state_set,
 )
+from adk.approvals import Approve, Pending, Reject
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -38,6 +39,8 @@ from adk.callbacks import (
     Cont,
     Content,
     Decision,
+    Defer,
+    Deferred,
     ErrorResult,
     Fallback,
     FellBack,
@@ -72,6 +75,7 @@ from adk.context import (
 )
 from adk.errors import (
     AdkError,
+    ApprovalError,
     CallbackError,
     CallbackRegistrationError,
     CircuitOpenError,
@@ -122,6 +126,8 @@ __all__ = [
     "AgentContext",
     "AgentTool",
     "AnyCallback",
+    "ApprovalError",
+    "Approve",
     "BaseAgent",
     "BaseTool",
     "BeforeAgent",
@@ -144,6 +150,8 @@ __all__ = [
     "Cont",
     "Content",
     "Decision",
+    "Defer",
+    "Deferred",
     "ErrorInfo",
     "ErrorResult",
     "Event",
@@ -178,8 +186,10 @@ __all__ = [
     "OutputTypeError",
     "OutputValidationError",
     "ParallelAgent",
+    "Pending",
     "PostgresSessionService",
     "Raise",
+    "Reject",
     "Replaced",
     "Retried",
     "RetriesExhausted",

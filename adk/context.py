@@ -8,7 +8,7 @@ mutable objects reached through the context.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from adk.sessions.base import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
+    from adk.approvals import Answer
     from adk.events import Event, Message
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
@@ -40,6 +41,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
+_NO_ANSWERS: Mapping[str, Answer] = {}
 
 
 class State(MutableMapping[str, Any]):
@@ -137,6 +139,7 @@ class Invocation:
         "_tool_retries",
         "_transfers",
         "_values",
+        "answers",
         "ended",
         "escalated",
         "invocation_id",
@@ -145,6 +148,7 @@ class Invocation:
         "session",
         "state",
         "stream",
+        "waiting",
     )
 
     def __init__(
@@ -182,6 +186,10 @@ class Invocation:
         self._tool_retries: dict[str, int] = {}
         self._transfers: dict[str, BaseAgent] | None = None
         """The transfers made so far, by the id of the tool call that made each (adk.agents.transfer)."""
+        self.answers: Mapping[str, Answer] = _NO_ANSWERS
+        """When resuming a paused invocation: the application's answer to each waiting call."""
+        self.waiting: list[str] = []
+        """The ids of the tool calls this run left waiting (for approval, or a pending result)."""
 
     def _fork(self, session: Session, message: Message) -> Invocation:
         """An invocation for an agent run as a tool (adk.agents.tool): `session` holds its own history.
@@ -203,6 +211,8 @@ class Invocation:
         fork._values = self._values
         fork._on_end = self._on_end
         fork._observers = self._observers  # the caller's run passes the fork's events to them
+        fork.answers = self.answers
+        fork.waiting = self.waiting
         return fork
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
@@ -334,6 +344,8 @@ class ToolContext(_Context):
     args: dict[str, Any]
     tool_call_id: str
     attempt: int = 1
+    approved: bool = False
+    """True when a person approved this call (docs/approvals.md): a `Defer` then goes on as `Cont`."""
 
 
 @dataclass(frozen=True, slots=True)

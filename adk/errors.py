@@ -4,16 +4,21 @@ AdkError
  ├── CallbackError             a hook raised, or answered what its hook may not (docs/callbacks.md)
  ├── CallbackRegistrationError an object is not a usable callback (also a TypeError)
  ├── SessionBusyError          a run on a session that another run (in any process) holds
+ ├── ApprovalError             answers for a session with nothing waiting, or for calls not waiting
  ├── StaleSessionError         an append from a copy of a session that missed stored events
  ├── MaxIterationsExceeded     the model still asked for tools after an agent's max_iterations
  ├── ScriptError               a ScriptedModel was called more or fewer times than scripted
  │                             (also an AssertionError)
  ├── CliError                  a command of `adk` failed: reported as one line, exit status 1
+ ├── McpServerError            an MCP server could not be reached or listed (names the server)
  ├── ToolError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
  │    ├── ToolRetry            raised by a tool: ask the model to correct its call
- │    └── TransferError        a transfer to an agent that is unknown or out of reach
+ │    ├── TransferError        a transfer to an agent that is unknown or out of reach
+ │    ├── McpToolError         an MCP tool answered with isError
+ │    └── McpConnectionError   the connection to an MCP server dropped during a call (transient;
+ │                             also a ConnectionError)
  ├── RetriesExhausted          the retry policy said stop; carries the attempts and last error
  ├── OutputTypeError           an agent's output_type has no JSON schema (also a TypeError)
  └── ModelError                a model call failed; `transient` says if retrying may help
@@ -40,6 +45,7 @@ E = TypeVar("E", bound=BaseException)
 
 __all__ = [
     "AdkError",
+    "ApprovalError",
     "AuthenticationError",
     "BadRequestError",
     "CallbackError",
@@ -49,6 +55,9 @@ __all__ = [
     "ModelConnectionError",
     "ModelError",
     "MaxIterationsExceeded",
+    "McpConnectionError",
+    "McpServerError",
+    "McpToolError",
     "ModelTimeoutError",
     "OutputTypeError",
     "OutputValidationError",
@@ -94,6 +103,10 @@ class SessionBusyError(AdkError):
     """A run was started on a session that another run, in this process or another, still holds."""
 
 
+class ApprovalError(AdkError, ValueError):
+    """`approvals` or `tool_results` that do not answer what the session's paused run waits for."""
+
+
 class StaleSessionError(AdkError):
     """An append did not follow the last stored event: another writer appended in between."""
 
@@ -136,6 +149,18 @@ class TransferError(ToolError):
 
     Like any tool error, the model sees it (with the agents it may reach) and the run goes on.
     """
+
+
+class McpServerError(AdkError):
+    """An MCP server could not be reached or listed: the message names the server."""
+
+
+class McpToolError(ToolError):
+    """An MCP tool answered with `isError`: the message is the server's."""
+
+
+class McpConnectionError(ToolError, ConnectionError):
+    """The connection to an MCP server dropped during a call (transient: the next call reconnects)."""
 
 
 class RetriesExhausted(AdkError):
