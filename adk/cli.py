@@ -3,6 +3,7 @@
     adk demo [--model openai:<name>]
     adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL]
     adk serve path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL]
+    adk mcp serve path/to/agent.py [--port PORT [--host HOST]] [--sessions PATH|URL]
 
 A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
 decided (a halt, a replaced output, a retry and its wait, a fallback), all read from the run's
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import io
 import json
@@ -371,6 +373,33 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp_serve(args: argparse.Namespace) -> int:
+    """Serve the agent as an MCP server: over stdio, or streamable HTTP with --port."""
+    if args.port is not None and not args.insecure_anonymous:
+        from adk.mcp_server import is_loopback
+
+        if not is_loopback(args.host):
+            raise CliError(
+                f"refusing to serve MCP on {args.host}: any client that reaches it could run the agent "
+                "(--insecure-anonymous serves it anyway)"
+            )
+    try:
+        import mcp  # noqa: F401  # the SDK, checked before the agent loads
+    except ModuleNotFoundError as e:
+        raise CliError(
+            f"adk mcp serve needs the mcp extra: pip install 'adk[mcp]' (no module {e.name!r})"
+        ) from e
+    from adk import mcp_server
+
+    with contextlib.redirect_stdout(sys.stderr):  # over stdio, stdout carries the protocol only
+        runner = load_runner(args.path, args.sessions)
+    try:
+        mcp_server.serve(runner, port=args.port, host=args.host, insecure_anonymous=True)
+    finally:
+        _close(runner)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adk", description="Run adk agents from the command line.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -404,6 +433,18 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
+
+    mcp = commands.add_parser("mcp", help="MCP: serve an agent as an MCP server (the mcp extra)")
+    mcp_serve = mcp.add_subparsers(dest="mcp_command", required=True, metavar="COMMAND").add_parser(
+        "serve", help="serve the agent in a Python file as an MCP server with one tool that runs it"
+    )
+    mcp_serve.add_argument("path", help="a Python file defining `agent` or `runner`")
+    mcp_serve.add_argument("--port", type=int, help="serve streamable HTTP on this port (default: stdio)")
+    mcp_serve.add_argument("--host", default="127.0.0.1", help="the address for HTTP (default: %(default)s)")
+    mcp_serve.add_argument(
+        "--insecure-anonymous", action="store_true", help="serve beyond loopback: anyone could run the agent"
+    )
+    mcp_serve.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
     return parser
 
 
@@ -421,6 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _demo(args, display)
             case "run":
                 return _run(args, display)
+            case "mcp":
+                return _mcp_serve(args)
             case _:
                 return _serve(args)
     except CliError as e:
