@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from adk.context import ToolContext
 from adk.errors import McpConnectionError, McpServerError, McpToolError
@@ -157,9 +158,14 @@ class McpToolset(Toolset):
     async def _serve(self, ready: asyncio.Future[Client], closing: asyncio.Event) -> None:
         """Holds the connection open in a task of its own: the SDK's client must close where it opened."""
         mcp = _import_mcp()
+        server: Any = self.server
+        if not isinstance(server, str):
+            from mcp.client.stdio import stdio_client
+
+            server = stdio_client(server, errlog=_errlog())
         try:
             async with mcp.Client(
-                self.server, message_handler=self._on_message, cache=None, mode="legacy"
+                server, message_handler=self._on_message, cache=None, mode="legacy"
             ) as client:
                 ready.set_result(client)
                 await closing.wait()
@@ -202,6 +208,21 @@ class McpToolset(Toolset):
 
     def __repr__(self) -> str:
         return f"McpToolset({self.name!r})"
+
+
+def _errlog() -> TextIO:
+    """Where a stdio server's stderr goes: ours, or the process's own when ours is not a file.
+
+    The SDK's default is `sys.stderr` as it was on import, which may be a captured stream without
+    a file descriptor (pytest's capture, a notebook): the server would not start.
+    """
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None and stream.fileno() >= 0:
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return sys.__stderr__ or sys.stderr
 
 
 def _dropped(error: BaseException) -> bool:

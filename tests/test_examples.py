@@ -13,6 +13,7 @@ from examples import (
     callbacks_module,
     extractor,
     guardrail,
+    mcp_agent,
     payments,
     redaction,
     retry_fallback,
@@ -67,6 +68,20 @@ def test_payments_large_transfers_wait_for_approval(capsys: pytest.CaptureFixtur
         "waits: call-cy {'to': 'cy', 'amount': 9000} (transfers over 1000 € need approval)",
         "assistant: Bank said: Rejected: not on a Sunday",
     ]
+
+
+MCP_AGENT = [
+    "assistant: Travel server said: Paris: 18°C and sunny",
+    "waits: call-book {'city': 'Paris'} (bookings need a person's approval)",
+    "assistant: Travel server said: booked a trip to Paris",
+]
+
+
+def test_mcp_agent_uses_an_mcp_server_whose_bookings_wait_for_approval(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert asyncio.run(mcp_agent.main()) == MCP_AGENT
+    assert capsys.readouterr().out.splitlines() == MCP_AGENT
 
 
 def test_timing_keeps_concurrent_calls_apart(
