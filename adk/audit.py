@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, assert_never
 
-from adk.callbacks.decisions import Deferred, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import Approved, Deferred, FellBack, Halted, Rejected, Replaced, Retried
 from adk.callbacks.results import Cont, Raise
 from adk.context import AgentContext, ModelContext, ToolContext
 
@@ -71,8 +71,10 @@ class AuditLog:
                     if decision.to is not None:
                         fields["to"] = decision.to
                     fields["error"] = decision.error
-                case Deferred():
+                case Deferred() | Rejected():
                     fields |= {"call_id": decision.call_id, "reason": decision.reason}
+                case Approved():
+                    fields["call_id"] = decision.call_id
                 case Halted() | Replaced():
                     pass
                 case unreachable:

@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import TextIO, assert_never
 
 from adk.agents.base import BaseAgent
-from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import (
+    Approved,
+    Decision,
+    Deferred,
+    FellBack,
+    Halted,
+    Rejected,
+    Replaced,
+    Retried,
+)
 from adk.errors import AdkError, CliError
 from adk.events import Event, ObjectType, new_id
 from adk.models.base import Model
@@ -124,6 +133,11 @@ class Display:
                     self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
                 case Deferred(reason=reason):
                     self._note("⏸", f"{who} deferred {target} for approval: {reason}", "35")
+                case Approved(call_id=call_id):
+                    self._note("✔", f"{target} approved ({call_id}); it runs", "32")
+                case Rejected(call_id=call_id, reason=reason):
+                    because = f": {reason}" if reason else ""
+                    self._note("⊘", f"{target} rejected ({call_id}){because}; it does not run", "35")
                 case unreachable:
                     assert_never(unreachable)
 

@@ -32,7 +32,16 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("adk.telemetry needs OpenTelemetry: pip install 'adk[otel]'") from e
 
-from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import (
+    Approved,
+    Decision,
+    Deferred,
+    FellBack,
+    Halted,
+    Rejected,
+    Replaced,
+    Retried,
+)
 from adk.callbacks.results import Cont, Raise
 from adk.events import ErrorInfo, Event, ObjectType
 
@@ -88,8 +97,10 @@ def _record(span: Span, decision: Decision) -> None:
             attributes["adk.error"] = decision.error
             if decision.to is not None:
                 attributes["adk.to"] = decision.to
-        case Deferred():
+        case Deferred() | Rejected():
             attributes |= {"adk.call_id": decision.call_id, "adk.reason": decision.reason}
+        case Approved():
+            attributes["adk.call_id"] = decision.call_id
         case unreachable:
             assert_never(unreachable)
     span.add_event("adk.decision", attributes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from adk import (
     ApprovalError,
     Approve,
+    Approved,
     Cont,
     Defer,
     Deferred,
@@ -19,10 +21,13 @@ from adk import (
     ObjectType,
     Pending,
     Reject,
+    Rejected,
     Runner,
     ToolContext,
     tool,
 )
+from adk.audit import AuditLog
+from adk.cli import Display
 from adk.events import Event
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.sessions.postgres import PostgresSessionService
@@ -129,6 +134,45 @@ async def test_rejected_the_model_gets_the_rejection_as_the_result_and_the_tool_
     ]
     assert ("cb", "before_tool", "transfer") not in trace
     assert ("cb", "after_tool", "transfer") in trace
+
+
+async def test_the_answer_is_a_decision_on_the_resumed_tool_event_stored_shown_and_audited(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pay = Tool("pay")
+    two = calls(call("pay", "c1", amount=5000), call("pay", "c2", amount=2000))
+    agent, _ = payment_agent(pay, script=[two, "one paid"])
+    store = InMemorySessionService()
+    runner = Runner(agent, session_service=store, callbacks=[LargeNeedApproval("cb", []), AuditLog()])
+    await run(runner)
+    with caplog.at_level("INFO", logger="adk.audit"):
+        resumed = await run(runner, None, approvals={"c1": Approve(), "c2": Reject("too much")})
+
+    approved, rejected = resumed[:2]
+    assert approved.decisions == (Approved("approvals", "tool:pay", "c1"),)
+    assert rejected.decisions == (Rejected("approvals", "tool:pay", "c2", "too much"),)
+    assert pay.calls == [{"amount": 5000}]
+    session = await store.get("u", "s")
+    assert session is not None
+    stored = [e for e in session.events if e.object == ObjectType.TOOL_RESPONSE]
+    assert [e.decisions for e in stored] == [approved.decisions, rejected.decisions]
+    assert [Event.model_validate_json(e.model_dump_json()) for e in resumed] == resumed
+
+    out = io.StringIO()
+    display = Display(out, io.StringIO(), color=False)
+    for event in resumed:
+        display.show(event)
+    assert out.getvalue().splitlines()[:4] == [
+        "  ✔ tool pay approved (c1); it runs",
+        '  ↳ {"echo":{"amount":5000}}',
+        "  ⊘ tool pay rejected (c2): too much; it does not run",
+        "  ↳ Rejected: too much",
+    ]
+    audited = [r.__dict__["adk"] for r in caplog.records if "decision" in r.__dict__["adk"]]
+    assert [(a["decision"], a["by"], a["target"], a["call_id"], a.get("reason")) for a in audited] == [
+        ("approved", "approvals", "tool:pay", "c1", None),
+        ("rejected", "approvals", "tool:pay", "c2", "too much"),
+    ]
 
 
 async def test_a_sibling_that_needed_no_approval_ran_at_once_and_is_not_rerun() -> None:

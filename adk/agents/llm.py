@@ -20,7 +20,7 @@ from adk.agents.tool import AgentTool, Relay
 from adk.agents.transfer import TRANSFER_TOOL, TransferTool, hand_over, transfer_targets, transferred
 from adk.approvals import Answer, Approve, Pending, Reject, ToolResult
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Deferred, Halted, Replaced
+from adk.callbacks.decisions import APPROVALS, Approved, Deferred, Halted, Rejected, Replaced
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Retry
@@ -381,11 +381,13 @@ class LlmAgent(BaseAgent):
             match answer:
                 case None | Approve():
                     if answer is not None:
+                        attempts.decided(Approved(APPROVALS, f"tool:{name}", call.id))
                         tctx = dataclasses.replace(tctx, approved=True)
                     result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
                     if type(result) is Defer or type(result) is Pending:
                         return self._waiting(ctx, call, result, attempts)
                 case Reject(reason=reason):
+                    attempts.decided(Rejected(APPROVALS, f"tool:{name}", call.id, reason))
                     result = f"Rejected: {reason}" if reason else "Rejected"
                 case ToolResult(value=result):
                     pass

@@ -2,7 +2,16 @@
 
 from adk.callbacks.base import Callback
 from adk.callbacks.chain import run_after, run_before, run_chain, run_on_error
-from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import (
+    Approved,
+    Decision,
+    Deferred,
+    FellBack,
+    Halted,
+    Rejected,
+    Replaced,
+    Retried,
+)
 from adk.callbacks.protocols import (
     AfterAgent,
     AfterModel,
@@ -37,6 +46,7 @@ __all__ = [
     "AfterRun",
     "AfterTool",
     "AnyCallback",
+    "Approved",
     "BeforeAgent",
     "BeforeAgentResult",
     "BeforeModel",
@@ -71,6 +81,7 @@ __all__ = [
     "OnUserMessage",
     "OnUserMessageResult",
     "Raise",
+    "Rejected",
     "Replaced",
     "Retried",
     "Retry",

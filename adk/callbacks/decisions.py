@@ -12,6 +12,8 @@ AG-UI read these from events.
 | `Retried` | an `on_*_error` hook's `Retry` was honoured: `attempt` of `target` after `wait` seconds |
 | `FellBack` | an `on_*_error` hook fell back: to another model or tool (`to`), or to a value (`to` is None) |
 | `Deferred` | a `before_tool` hook returned `Defer` (or the tool requires approval): the call waits |
+| `Approved` | the application approved a waiting call (`runner.run(approvals=...)`): it ran |
+| `Rejected` | the application rejected a waiting call: the model got the rejection as its result |
 """
 
 from __future__ import annotations
@@ -20,7 +22,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
-__all__ = ["Decision", "Deferred", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
+__all__ = [
+    "APPROVALS",
+    "Approved",
+    "Decision",
+    "Deferred",
+    "FellBack",
+    "Halted",
+    "Rejected",
+    "Replaced",
+    "Retried",
+    "carried",
+    "carry",
+]
 
 E = TypeVar("E", bound=BaseException)
 
@@ -87,7 +101,32 @@ class Deferred:
     kind: Literal["deferred"] = "deferred"
 
 
-Decision: TypeAlias = Halted | Replaced | Retried | FellBack | Deferred
+APPROVALS = "approvals"
+"""The `by` of an `Approved` or `Rejected` decision: the answer given to `runner.run(approvals=...)`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Approved:
+    """The waiting call `call_id` to `target` was approved (`by` is `approvals`): it ran."""
+
+    by: str
+    target: str
+    call_id: str
+    kind: Literal["approved"] = "approved"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The waiting call `call_id` to `target` was rejected for `reason`: it did not run."""
+
+    by: str
+    target: str
+    call_id: str
+    reason: str
+    kind: Literal["rejected"] = "rejected"
+
+
+Decision: TypeAlias = Halted | Replaced | Retried | FellBack | Deferred | Approved | Rejected
 """One callback decision; `kind` tells which (and tags it in JSON, where it picks the class)."""
 
 
