@@ -42,11 +42,13 @@ class _Claim:
     that ended but could not release its lease (the store failing).
     """
 
-    __slots__ = ("ended", "owner", "run")
+    __slots__ = ("ended", "invocation", "owner", "run")
 
     def __init__(self) -> None:
         self.owner = new_id()
         self.ended = False
+        self.invocation: Invocation | None = None
+        """The run's invocation once it started: `Runner.close()` ends it."""
 
     run: weakref.ref[AsyncGenerator[Event, None]]
 
@@ -307,6 +309,7 @@ class Runner:
                 stream=stream,
                 retry_policy=self.retry_policy,
             )
+            claim.invocation = invocation
             if answered:
                 invocation.answers = answered
             inv_id = invocation.invocation_id
@@ -428,7 +431,14 @@ class Runner:
                 del self._active[key]
 
     async def close(self) -> None:
-        """Close what the agents' toolsets hold (MCP connections and server processes)."""
+        """Close what the agents' toolsets hold (MCP connections and server processes).
+
+        A run still going is ended as by `end_invocation()`: its calls in flight finish (an MCP
+        call with an error, its connection closed) and no model call follows, so nothing opens again.
+        """
+        for claim in self._active.values():
+            if claim.invocation is not None:
+                claim.invocation.end_invocation()
         agents = [self.agent]
         while agents:
             agent = agents.pop()

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adk import Cont, Fallback, Halt, LlmAgent, Runner, ToolContext
+from adk import Approve, Cont, Defer, Deferred, Fallback, Halt, LlmAgent, Runner, ToolContext
 from adk.mcp import McpToolset
 from adk.recovery import set_testing
 from adk.testing import ScriptedModel
@@ -195,3 +195,78 @@ async def test_streamable_http(http_server: str) -> None:
     async with Runner(LlmAgent("a", model=model, tools=[McpToolset.http(http_server)])) as runner:
         shapes = await run(runner)
     assert shapes[2] == ("tool", "a", "add", "c1", '{"result":42}')
+
+
+def children() -> set[int]:
+    """The ids of this process's live child processes (Linux: read from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == os.getpid():
+            found.add(int(stat.parent.name))
+    return found
+
+
+async def test_closing_the_runner_during_a_slow_call_leaves_no_task_or_process(
+    toolset: McpToolset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before, processes = asyncio.all_tasks(), children()
+    in_flight = asyncio.Event()
+    call_server = toolset.call
+
+    async def call_marked(tool: str, args: dict[str, Any]) -> Any:
+        in_flight.set()
+        return await call_server(tool, args)
+
+    monkeypatch.setattr(toolset, "call", call_marked)
+    model = ScriptedModel([calls(call("slow", "c1"))])
+    runner = Runner(LlmAgent("a", model=model, tools=[toolset]))
+    running = asyncio.create_task(run(runner))
+    await in_flight.wait()
+    assert len(children() - processes) == 1  # the server, answering `slow`
+    for _ in range(20):
+        await asyncio.sleep(0)  # let the request reach the server
+    await runner.close()
+    shapes = await running
+    assert shapes[2][:4] == ("tool", "a", "slow", "c1")
+    assert shapes[2][4].startswith("Error: McpConnectionError: MCP server 'test': the connection dropped")
+    assert shapes[3:] == [("done", "a")]  # the run was ended: no model call, no reconnection
+    model.assert_done()
+    assert asyncio.all_tasks() - {asyncio.current_task()} == before - {asyncio.current_task()}
+    assert children() == processes
+
+
+class DeferAdd(Recorder):
+    """Defers every `add` for a person's approval."""
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Defer:  # type: ignore[override]
+        self.record("before_tool", ctx)
+        return Defer("needs approval") if ctx.tool.name == "add" else Cont(ctx)
+
+
+async def test_an_mcp_tool_deferred_for_approval_runs_on_the_server_once_approved(
+    toolset: McpToolset,
+) -> None:
+    model = ScriptedModel([calls(call("add", "c1", a=2, b=3)), "five"])
+    trace: list[tuple[Any, ...]] = []
+    agent = LlmAgent("calc", model=model, tools=[toolset])
+    async with Runner(agent, callbacks=[DeferAdd("cb", trace)]) as runner:
+        paused = [e async for e in runner.run("u", "s", "hi")]
+        assert [e.object for e in paused[2:]] == ["tool.approval_request", "runner.paused"]
+        assert paused[2].decisions == (
+            Deferred("callback:DeferAdd.before_tool", "tool:add", "c1", {"a": 2, "b": 3}, "needs approval"),
+        )
+        resumed = [summary(e) async for e in runner.run("u", "s", approvals={"c1": Approve()})]
+    assert resumed == [
+        ("tool", "calc", "add", "c1", '{"result":5}'),
+        ("model", "calc", "five"),
+        ("done", "calc"),
+    ]
+    assert [t[1:] for t in trace if t[1].endswith("_tool")] == [
+        ("before_tool", "add"),
+        ("before_tool", "add"),
+        ("after_tool", "add"),
+    ]
