@@ -17,7 +17,7 @@ from adk.callbacks.registry import Callbacks
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
-    from adk.events import Message
+    from adk.events import Message, ToolDeclaration
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
     from adk.sessions.base import Session
@@ -105,6 +105,7 @@ class Invocation:
         "_run_callbacks",
         "_tool_retries",
         "_values",
+        "client_tools",
         "ended",
         "escalated",
         "invocation_id",
@@ -125,6 +126,7 @@ class Invocation:
         run_callbacks: Callbacks | None = None,
         stream: bool = False,
         retry_policy: RetryPolicy | None = None,
+        client_tools: tuple[ToolDeclaration, ...] = (),
     ) -> None:
         self.invocation_id = invocation_id
         self.session = session
@@ -132,6 +134,8 @@ class Invocation:
         self.state = State(session.state)
         self.stream = stream
         """Whether models are asked to stream (partial events with text deltas)."""
+        self.client_tools = client_tools
+        """Tools the caller runs: offered to models; a call to one ends the run, waiting for its result."""
         self.ended = False
         self.escalated = False
         """Set by `escalate()`; the next event carries `actions.escalate` and ends a `LoopAgent`."""

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from typing import Any
 
 from adk.agents.base import BaseAgent
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import Invocation, _current_invocation
 from adk.errors import SessionBusyError, where
-from adk.events import Choice, Event, Message, ObjectType, new_id
+from adk.events import Choice, Event, EventActions, Message, ObjectType, ToolDeclaration, new_id
 from adk.recovery import RetryPolicy
-from adk.sessions.base import SessionService
+from adk.sessions.base import Session, SessionService
 from adk.sessions.memory import InMemorySessionService
 
 __all__ = ["Runner"]
@@ -57,11 +58,13 @@ class Runner:
         self,
         user_id: str,
         session_id: str,
-        message: str | Message,
+        message: str | Message | Sequence[Message],
         *,
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        state_delta: Mapping[str, Any] | None = None,
+        client_tools: Sequence[ToolDeclaration] = (),
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message`, yielding every event as it happens.
 
@@ -70,22 +73,47 @@ class Runner:
         `error` event rather than raised. Stop iterating at any time: the run stops, pending tool
         calls are cancelled, and what was stored stays. Iterating a run on a session whose run is
         still going (its iterator neither exhausted, closed nor dropped) raises `SessionBusyError`.
+
+        `state_delta` is the caller's own change to session state, stored with the message.
+        `client_tools` are tools the caller runs itself: the model is offered them, and a call to
+        one ends the run with the call waiting (its id in the response event's
+        `long_running_tool_ids`, listed by `waiting_tool_calls`). The next run answers every
+        waiting call: its `message` is their results, `Message(role="tool", ...)` each.
         """
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
+        if isinstance(message, str):
+            message = Message.user(message)
+        messages = [message] if isinstance(message, Message) else list(message)
         claim = _Claim()
-        events = self._run(claim, (user_id, session_id), message, run_callbacks, stream, invocation_id)
+        events = self._run(
+            claim,
+            (user_id, session_id),
+            messages,
+            run_callbacks,
+            stream,
+            invocation_id,
+            dict(state_delta or {}),
+            tuple(client_tools),
+        )
         claim.run = weakref.ref(events)
         return events
+
+    async def waiting_tool_calls(self, user_id: str, session_id: str) -> dict[str, str]:
+        """The client tool calls the session's last run left waiting for results: id -> tool name."""
+        session = await self.session_service.get(user_id, session_id)
+        return {} if session is None else _waiting(session)
 
     async def _run(
         self,
         claim: _Claim,
         key: tuple[str, str],
-        message: str | Message,
+        messages: list[Message],
         callbacks: Callbacks,
         stream: bool,
         invocation_id: str | None,
+        state_delta: dict[str, Any],
+        client_tools: tuple[ToolDeclaration, ...],
     ) -> AsyncGenerator[Event, None]:
         active = self._active.get(key)
         if active is not None and active.run() is not None:
@@ -94,20 +122,26 @@ class Runner:
         try:
             store = self.session_service
             session = await store.get_or_create(*key)
-            if isinstance(message, str):
-                message = Message.user(message)
+            messages = _checked(messages, session)
             invocation = Invocation(
                 invocation_id or new_id(),
                 session,
-                message,
+                messages[0],
                 runner_callbacks=self.callbacks,
                 run_callbacks=callbacks,
                 stream=stream,
                 retry_policy=self.retry_policy,
+                client_tools=client_tools,
             )
             try:
                 inv_id = invocation.invocation_id
-                first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                first = Event.new(
+                    inv_id,
+                    "user",
+                    choices=[Choice(index=i, message=m) for i, m in enumerate(messages)],
+                    done=True,
+                    actions=EventActions(state_delta=state_delta),
+                )
                 await store.append_event(session, first)
                 yield first
 
@@ -164,7 +198,7 @@ class Runner:
         self,
         user_id: str,
         session_id: str,
-        message: str | Message,
+        message: str | Message | Sequence[Message],
         *,
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
@@ -179,3 +213,43 @@ class Runner:
             return [e async for e in events]
 
         return asyncio.run(collect())
+
+
+def _waiting(session: Session) -> dict[str, str]:
+    """The client tool calls left without a result since the session's last user message."""
+    waiting: dict[str, str] = {}
+    for event in session.events:
+        for choice in event.choices:
+            message = choice.message
+            if message is None:
+                continue
+            if message.role == "user":
+                waiting.clear()  # a new message leaves earlier calls unanswered for good
+            elif message.role == "tool":
+                waiting.pop(message.tool_call_id or "", None)
+            elif event.long_running_tool_ids:
+                deferred = event.long_running_tool_ids
+                waiting.update((c.id, c.function.name) for c in message.tool_calls if c.id in deferred)
+    return waiting
+
+
+def _checked(messages: list[Message], session: Session) -> list[Message]:
+    """The run's input: one user message, or a result for every client tool call waiting (named)."""
+    if not messages:
+        raise ValueError("a run needs a message, or the results of the client tool calls waiting")
+    if len(messages) == 1 and messages[0].role != "tool":
+        return messages
+    waiting = _waiting(session)
+    named: list[Message] = []
+    for i, message in enumerate(messages):
+        call = message.tool_call_id or ""
+        if message.role != "tool" or call not in waiting:
+            what = f"a {message.role} message" if message.role != "tool" else f"a result for call {call!r}"
+            raise ValueError(
+                f"message {i}: {what}, but a run's input is one message or the results of the client "
+                f"tool calls waiting in session {session.id!r} ({', '.join(waiting) or 'none'})"
+            )
+        named.append(message.model_copy(update={"name": waiting.pop(call)}))
+    if waiting:
+        raise ValueError(f"no result given for the client tool call(s) waiting: {', '.join(waiting)}")
+    return named

@@ -148,13 +148,21 @@ class LlmAgent(BaseAgent):
             recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
+        declarations, client = self._declarations, frozenset[str]()
+        if invocation.client_tools:
+            client = frozenset(t.name for t in invocation.client_tools)
+            if clash := sorted(client.intersection(self.tools)):
+                raise ValueError(
+                    f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
+                )
+            declarations = [*declarations, *invocation.client_tools]
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
             request = LlmRequest(
                 instruction=self.instruction,
                 messages=list(messages),
-                tools=self._declarations,
+                tools=declarations,
                 stream=invocation.stream,
             )
             response: LlmResponse | None = None
@@ -168,18 +176,28 @@ class LlmAgent(BaseAgent):
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             assert response is not None
-            yield Event.from_response(
+            calls = response.tool_calls
+            event = Event.from_response(
                 ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
             )
+            waiting = [c.id for c in calls if c.function.name in client] if client else []
+            if waiting:
+                event.long_running_tool_ids = waiting
+            yield event
             if response.message is not None:
                 messages.append(response.message)
-            calls = response.tool_calls
+            if waiting:
+                calls = [c for c in calls if c.id not in waiting]
+            if calls:
+                results = await self._call_tools(ctx, calls, recovery, policy)
+                for result in results:
+                    yield result
+                    messages.extend(c.message for c in result.choices if c.message is not None)
+            if waiting:
+                invocation.end_invocation()  # the client runs its tools, and answers in the next run
+                return
             if not calls:
                 return
-            results = await self._call_tools(ctx, calls, recovery, policy)
-            for result in results:
-                yield result
-                messages.extend(c.message for c in result.choices if c.message is not None)
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
         )
