@@ -90,7 +90,7 @@ class DemoModel:
 
     async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
         response = self.answer(request)
-        if request.stream and response.content:
+        if request.stream:
             for chunk in response.word_chunks():
                 if self.pace:
                     await asyncio.sleep(self.pace)

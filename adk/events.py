@@ -164,22 +164,34 @@ class LlmResponse(_Model):
         return cls(choices=[Choice(message=message, finish_reason="tool_calls")], **fields)
 
     @classmethod
-    def chunk(cls, text: str, **fields: Any) -> Self:
-        """A streamed chunk (partial) whose delta is the assistant's `text`."""
+    def chunk(cls, text: str = "", *tool_calls: ToolCall, **fields: Any) -> Self:
+        """A streamed chunk (partial) whose delta is the assistant's `text` and tool-call pieces.
+
+        Each piece of a tool call carries the call's id and name, and the next part of its
+        arguments' text, so a consumer can show the arguments as they come.
+        """
         return cls(
             object=ObjectType.CHAT_COMPLETION_CHUNK,
-            choices=[Choice(delta=Message.assistant(text))],
+            choices=[Choice(delta=Message.assistant(text, list(tool_calls)))],
             is_partial=True,
             **fields,
         )
 
     def word_chunks(self) -> list[LlmResponse]:
-        """This response's text as streamed chunks, word by word (for scripted and demo models)."""
-        words = self.content.split(" ")
-        return [
-            LlmResponse.chunk(word if i == 0 else " " + word, id=self.id, model=self.model)
-            for i, word in enumerate(words)
-        ]
+        """This response as streamed chunks: its text word by word, then each tool call's
+        arguments word by word (for scripted and demo models)."""
+        fields = {"id": self.id, "model": self.model}
+        chunks = [LlmResponse.chunk(word, **fields) for word in _words(self.content)]
+        for call in self.tool_calls:
+            chunks += (
+                LlmResponse.chunk(
+                    "",
+                    ToolCall(id=call.id, function=FunctionCall(name=call.function.name, arguments=piece)),
+                    **fields,
+                )
+                for piece in _words(call.function.arguments)
+            )
+        return chunks
 
     @property
     def message(self) -> Message | None:
@@ -202,6 +214,14 @@ class LlmResponse(_Model):
         """The tool calls of the full message (never of a delta)."""
         m = self.message
         return m.tool_calls if m is not None else []
+
+
+def _words(text: str) -> list[str]:
+    """`text` cut before each space: the pieces join back into `text`; none for an empty one."""
+    if not text:
+        return []
+    words = text.split(" ")
+    return [words[0], *(" " + word for word in words[1:])]
 
 
 class EventActions(_Model):

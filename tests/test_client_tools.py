@@ -64,7 +64,10 @@ async def test_a_new_user_message_leaves_a_waiting_call_unanswered_for_good() ->
 @pytest.mark.parametrize(
     ("results", "error"),
     [
-        ([result("c9", "yes")], r"message 0: a result for call 'c9', but .* waiting in session 's' \(c1, c2\)"),
+        (
+            [result("c9", "yes")],
+            r"message 0: a result for call 'c9', but .* waiting in session 's' \(c1, c2\)",
+        ),
         ([result("c1", "yes")], r"no result given for the client tool call\(s\) waiting: c2"),
         (
             [result("c1", "a"), result("c1", "b")],
