@@ -78,15 +78,12 @@ def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
     ]
 
 
-def tool_call(call_id: str, name: str, arguments: str, parent: str) -> list[dict[str, Any]]:
-    """TOOL_CALL_START, ARGS (none for a call without argument text), END."""
-    start = {
-        "type": "TOOL_CALL_START",
-        "toolCallId": call_id,
-        "toolCallName": name,
-        "parentMessageId": parent,
-    }
-    args = [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": arguments}] if arguments else []
+def tool_call(call_id: str, name: str, *deltas: str, parent: str | None = None) -> list[dict[str, Any]]:
+    """TOOL_CALL_START (naming `parent`, if any), an ARGS per non-empty delta, END."""
+    start = {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name}
+    if parent is not None:
+        start["parentMessageId"] = parent
+    args = [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": d} for d in deltas if d]
     return [start, *args, {"type": "TOOL_CALL_END", "toolCallId": call_id}]
 
 
@@ -102,6 +99,13 @@ def tool_result(message_id: str, call_id: str, content: str) -> dict[str, Any]:
 
 def chunk(text: str, branch: str = "", author: str = AUTHOR) -> Event:
     return Event.from_response(INV, author, LlmResponse.chunk(text), branch=branch)
+
+
+def call_chunk(call_id: str, name: str, arguments: str, branch: str = "") -> Event:
+    """A streamed piece of a tool call's arguments."""
+    return Event.from_response(
+        INV, AUTHOR, LlmResponse.chunk("", ToolCall.of(name, arguments, call_id)), branch=branch
+    )
 
 
 def complete(text: str = "", *calls: ToolCall, branch: str = "", author: str = AUTHOR) -> Event:
