@@ -96,7 +96,7 @@ async def test_a_client_tool_cannot_shadow_an_agent_tool() -> None:
 
 
 async def test_the_callers_state_delta_is_stored_with_its_message() -> None:
-    runner, model, _ = runner_with(lambda request: "ok")
+    runner, _, _ = runner_with(lambda request: "ok")
     events = await run(runner, state_delta={"theme": "dark", "gone": None})
     assert events[0].actions.state_delta == {"theme": "dark", "gone": None}
     session = await runner.session_service.get("u", "s")
