@@ -1,8 +1,8 @@
 """The `adk` command line: play the demo, chat with your agent, or serve it over AG-UI.
 
-    adk demo [--model openai:<name>]
-    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--db PATH]
-    adk serve path/to/agent.py [--host HOST] [--port PORT] [--db PATH]
+    adk demo [--model openai:<name>] [--wait S] [--pace S] [--log-level LEVEL]
+    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--db PATH] [--log-level LEVEL]
+    adk serve path/to/agent.py [--host HOST] [--port PORT] [--identity MODULE:FUNCTION] ...
 
 A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
 did (a halt, a retry and its wait, a fallback). That comes from the events, from `Display`
@@ -18,19 +18,23 @@ import importlib.util
 import io
 import json
 import logging
+import math
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import aclosing, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from adk.agents.base import BaseAgent
+from adk.agui import MAX_BODY, is_loopback
 from adk.callbacks.registry import Callbacks
-from adk.callbacks.results import Cont
+from adk.callbacks.results import Cont, Raise
 from adk.context import AgentContext, ModelContext
-from adk.errors import AdkError
+from adk.errors import AdkError, ModelConnectionError
 from adk.events import Event, LlmResponse, Message, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
@@ -329,13 +333,76 @@ def _openai(spec: str) -> Model:
 # --- commands ---
 
 
-async def _turn(runner: Runner, display: Display, user: str, session: str, message: str) -> bool:
-    """Run one message; whether it went without an error event."""
+@dataclass(slots=True)
+class _Tally:
+    """What one turn did and cost, read from its events: model answers, tokens, the tools called."""
+
+    answers: int = 0
+    prompt: int = 0
+    completion: int = 0
+    reported: bool = False
+    tools: set[str] = field(default_factory=set)
+    ok: bool = False
+    """Whether the turn went without an error event."""
+
+    def add(self, event: Event) -> None:
+        if event.object != ObjectType.CHAT_COMPLETION or event.author == "user" or not event.model:
+            return  # only a model's answers (a callback's halt names no model)
+        self.answers += 1
+        self.tools.update(c.function.name for c in event.tool_calls)
+        if event.usage is not None:
+            self.reported = True
+            self.prompt += event.usage.prompt_tokens
+            self.completion += event.usage.completion_tokens
+
+    def line(self, seconds: float) -> str:
+        answers = f"{self.answers} model answer{'' if self.answers == 1 else 's'}"
+        tokens = (
+            f"{self.prompt + self.completion} tokens ({self.prompt} in, {self.completion} out)"
+            if self.reported
+            else "tokens not reported"
+        )
+        return f"  ⏱ {seconds:.2f} s · {answers} · {tokens}"
+
+
+async def _turn(
+    runner: Runner,
+    display: Display,
+    user: str,
+    session: str,
+    message: str,
+    *,
+    stop: Callable[[], bool] = lambda: False,
+) -> _Tally:
+    """Run one message and show it, then a line of what it cost.
+
+    `stop()` is asked before each event is shown: True ends the turn there, unshown and not ok.
+    """
     display.failed = False
+    tally = _Tally()
+    started = time.perf_counter()
     async with aclosing(runner.run(user, session, message, stream=True)) as events:
         async for event in events:
+            if stop():
+                return tally
+            tally.add(event)
             display.show(event)
-    return not display.failed
+    display.info(tally.line(time.perf_counter() - started))
+    tally.ok = not display.failed
+    return tally
+
+
+class _Unreachable:
+    """Ends the demo at the first model that cannot be reached, instead of retrying it scene by scene."""
+
+    def __init__(self) -> None:
+        self.error: ModelConnectionError | None = None
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        if isinstance(error, ModelConnectionError):
+            self.error = error
+            raise error  # the turn ends with a CallbackError, which the demo does not show
+        return Raise(error)
 
 
 def _demo(args: argparse.Namespace, display: Display) -> int:
@@ -343,10 +410,11 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
 
     model = _openai(args.model) if args.model else None
     agent, primary = demo.build_agent(model, wait=args.wait, pace=args.pace)
+    unreachable = _Unreachable()
     runner = Runner(
         agent,
         session_service=_sqlite(Path(args.db)) if args.db else None,
-        callbacks=[display],
+        callbacks=[display, unreachable],
     )
     session = args.session or new_id()[:12]
     who = f"model {args.model}" if args.model else "scripted model, no API key needed"
@@ -358,7 +426,17 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
             display.heading(turn.note)
             display.user(turn.message)
             primary.fail_next(*turn.faults)
-            ok = await _turn(runner, display, args.user, session, turn.message) and ok
+            tally = await _turn(
+                runner, display, args.user, session, turn.message, stop=lambda: unreachable.error is not None
+            )
+            if unreachable.error is not None:
+                display.err.write(f"adk: {unreachable.error} (is the server up?); the demo stops here\n")
+                return False
+            if tally.ok and turn.tool and turn.tool not in tally.tools:
+                display.info(
+                    f"  (the model chose not to call {turn.tool}; small models often answer directly)"
+                )
+            ok = tally.ok and ok
         return ok
 
     try:
@@ -377,8 +455,8 @@ def _run(args: argparse.Namespace, display: Display) -> int:
     try:
         with display.watching(), asyncio.Runner() as loop:
             if args.message is not None:
-                return 0 if loop.run(_turn(runner, display, args.user, session, args.message)) else 1
-            return _chat(lambda line: loop.run(_turn(runner, display, args.user, session, line)), display)
+                return 0 if loop.run(_turn(runner, display, args.user, session, args.message)).ok else 1
+            return _chat(lambda line: loop.run(_turn(runner, display, args.user, session, line)).ok, display)
     finally:
         _close(runner)
 
@@ -402,11 +480,25 @@ def _chat(turn: Callable[[str], bool], display: Display) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    identity = _function(args.identity, "--identity") if args.identity else None
+    if identity is None and not args.insecure_anonymous and not is_loopback(args.host):
+        raise CliError(
+            f"refusing to serve on {args.host} without --identity MODULE:FUNCTION: every client would be "
+            "'anonymous' and could read any thread it names (--insecure-anonymous serves it anyway)"
+        )
     runner = load_runner(args.path, args.db)
     try:
         from adk.agui import serve
 
-        serve(runner, args.host, args.port)
+        serve(
+            runner,
+            args.host,
+            args.port,
+            identity=identity,
+            insecure_anonymous=args.insecure_anonymous,
+            max_body=args.max_body,
+            cors_origins=args.cors_origin,
+        )
     except ModuleNotFoundError as e:
         if (e.name or "").partition(".")[0] not in _AGUI_PACKAGES:
             raise
@@ -418,35 +510,118 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _function(spec: str, option: str) -> Callable[..., Any]:
+    """The function `module:name` names (importable from the working directory or the agent's)."""
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise CliError(f"{option} {spec!r}: expected MODULE:FUNCTION, e.g. auth:identify")
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise CliError(f"{option} {spec!r}: cannot import {module_name}: {type(e).__name__}: {e}") from e
+    finally:
+        sys.path.remove(os.getcwd())
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise CliError(f"{option} {spec!r}: {module_name} has no function {name!r}")
+    return fn  # type: ignore[no-any-return]
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, not {text!r}")
+    return value
+
+
+def _bytes(text: str) -> int:
+    """An argparse type: a number of bytes, 1 or more."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes, 1 or more, not {text!r}")
+    return int(text)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"adk {version('adk')}"
+    except PackageNotFoundError:  # run from a checkout that was not installed
+        return "adk (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adk", description="Run adk agents from the command line.")
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def sessions(p: argparse.ArgumentParser, db_help: str) -> None:
         p.add_argument("--session", help="session id; reuse one to continue its conversation")
-        p.add_argument("--user", default="user", help="user id (default: user)")
+        p.add_argument("--user", default="user", help="user id (default: %(default)s)")
         p.add_argument("--db", help=db_help)
+
+    def log_level(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--log-level",
+            choices=["debug", "info", "warning", "error"],
+            help="show adk's log records from this level on, on stderr (default: warnings only)",
+        )
 
     demo = commands.add_parser("demo", help="play a demo conversation (no API key needed)")
     demo.add_argument(
         "--model", help="play it on a real model: openai:<name> (OPENAI_BASE_URL, OPENAI_API_KEY)"
     )
-    demo.add_argument("--wait", type=float, default=0.2, help="seconds between retry attempts (default 0.2)")
     demo.add_argument(
-        "--pace", type=float, default=0.03, help="seconds between streamed words (default 0.03)"
+        "--wait", type=_seconds, default=0.2, help="seconds between retry attempts (default: %(default)s)"
+    )
+    demo.add_argument(
+        "--pace", type=_seconds, default=0.03, help="seconds between streamed words (default: %(default)s)"
     )
     sessions(demo, "keep the demo's session in this SQLite file (default: in memory)")
+    log_level(demo)
 
     run = commands.add_parser("run", help="chat with the agent (or runner) defined in a Python file")
     run.add_argument("path", help="a Python file defining `agent` or `runner`")
     run.add_argument("-m", "--message", help="send this one message and exit")
     sessions(run, f"SQLite session store (default: {DEFAULT_DB}; a runner's own store is kept unless given)")
+    log_level(run)
 
     serve = commands.add_parser("serve", help="serve the agent in a Python file over AG-UI (the agui extra)")
     serve.add_argument("path", help="a Python file defining `agent` or `runner`")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8000, help="the port (default: %(default)s)")
     serve.add_argument("--db", help=f"SQLite session store (default: {DEFAULT_DB})")
+    serve.add_argument(
+        "--identity",
+        metavar="MODULE:FUNCTION",
+        help="a function of the request returning its user id, or None to refuse it (401); "
+        "required beyond loopback (default: every client is 'anonymous')",
+    )
+    serve.add_argument(
+        "--insecure-anonymous",
+        action="store_true",
+        help="serve beyond loopback without --identity: anyone can read any thread they name",
+    )
+    serve.add_argument(
+        "--max-body",
+        type=_bytes,
+        default=MAX_BODY,
+        metavar="BYTES",
+        help="refuse larger request bodies with 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let browsers on this origin call the endpoint; repeat for more (default: none)",
+    )
+    log_level(serve)
     return parser
 
 
@@ -457,6 +632,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")  # a terminal that can't show a symbol gets a '?'
 
+    if args.log_level:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("adk")
+        logger.addHandler(handler)
+        logger.setLevel(args.log_level.upper())
     display = Display()
     try:
         match args.command:
