@@ -480,14 +480,14 @@ def _chat(turn: Callable[[str], bool], display: Display) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    identity = _function(args.identity, "--identity") if args.identity else None
-    if identity is None and not args.insecure_anonymous and not is_loopback(args.host):
+    if not args.identity and not args.insecure_anonymous and not is_loopback(args.host):
         raise CliError(
             f"refusing to serve on {args.host} without --identity MODULE:FUNCTION: every client would be "
             "'anonymous' and could read any thread it names (--insecure-anonymous serves it anyway)"
         )
-    runner = load_runner(args.path, args.db)
+    runner = load_runner(args.path, args.db)  # first, so that the identity may live beside the agent
     try:
+        identity = _function(args.identity, "--identity") if args.identity else None
         from adk.agui import serve
 
         serve(
