@@ -104,6 +104,8 @@ class _Streaming:
 
 @dataclass(slots=True)
 class _StreamedCall:
+    """A tool call whose START went out and whose END has not."""
+
     parent: str | None
     """The message the call was attributed to when it started (None: the client makes it one)."""
     arguments: list[str] = field(default_factory=list)
@@ -490,7 +492,7 @@ async def _read_body(headers: Mapping[str, str], receive: Receive, limit: int) -
 
     too_large = _BadInput(413, f"the request body is larger than the limit of {limit} bytes")
     declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isdigit() and (len(declared) > len(str(limit)) or int(declared) > limit):
         raise too_large
     body = bytearray()
     while True:

@@ -91,6 +91,22 @@ async def test_the_endpoint_reads_no_more_than_the_limit_and_one_chunk() -> None
     assert model.requests == []
 
 
+async def test_a_content_length_too_long_to_be_a_number_is_413_not_a_crash() -> None:
+    runner, model = make()
+    sent: list[AsgiMessage] = []
+
+    async def receive() -> AsgiMessage:
+        raise AssertionError("the body is not read")
+
+    async def send(message: AsgiMessage) -> None:
+        sent.append(message)
+
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"9" * 5000)]
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": headers, "query_string": b""}
+    await create_app(runner, max_body=1000)(scope, receive, send)
+    assert sent[0]["status"] == 413
+
+
 @pytest.mark.parametrize(
     ("content_type", "named"),
     [
