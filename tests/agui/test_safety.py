@@ -92,7 +92,7 @@ async def test_the_endpoint_reads_no_more_than_the_limit_and_one_chunk() -> None
 
 
 async def test_a_content_length_too_long_to_be_a_number_is_413_not_a_crash() -> None:
-    runner, model = make()
+    runner, _ = make()
     sent: list[AsgiMessage] = []
 
     async def receive() -> AsgiMessage:
