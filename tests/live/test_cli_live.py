@@ -43,4 +43,5 @@ def test_the_docs_small_model_agent_calls_its_tool_under_adk_run(
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^  ⚙ get_weather\(", done.stdout, re.MULTILINE), done.stdout
     assert "  ↳ sunny in " in done.stdout
-    assert re.search(r"⏱ \d+\.\d\d s · 2 model answers · \d+ tokens", done.stderr), done.stderr
+    # llama.cpp's streams carry no token counts, whatever `stream_options` asks
+    assert re.search(r"⏱ \d+\.\d\d s · 2 model answers · (\d+ tokens|tokens not reported)", done.stderr)
