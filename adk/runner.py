@@ -12,7 +12,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import Invocation, _current_invocation
 from adk.errors import SessionBusyError, where
-from adk.events import Choice, Event, EventActions, Message, ObjectType, ToolDeclaration, new_id
+from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService
 from adk.sessions.memory import InMemorySessionService
@@ -93,7 +93,7 @@ class Runner:
             run_callbacks,
             stream,
             invocation_id,
-            dict(state_delta or {}),
+            dict(state_delta) if state_delta else {},
             tuple(client_tools),
         )
         claim.run = weakref.ref(events)
@@ -140,8 +140,9 @@ class Runner:
                     "user",
                     choices=[Choice(index=i, message=m) for i, m in enumerate(messages)],
                     done=True,
-                    actions=EventActions(state_delta=state_delta),
                 )
+                if state_delta:
+                    first.actions.state_delta = state_delta
                 await store.append_event(session, first)
                 yield first
 

@@ -33,6 +33,9 @@ from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 class MaxIterationsExceeded(AdkError):
     """The model kept asking for tools beyond the agent's `max_iterations`."""
 
@@ -148,7 +151,7 @@ class LlmAgent(BaseAgent):
             recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         messages = self._history(ctx)
-        declarations, client = self._declarations, frozenset[str]()
+        declarations, client = self._declarations, _NONE
         if invocation.client_tools:
             client = frozenset(t.name for t in invocation.client_tools)
             if clash := sorted(client.intersection(self.tools)):
