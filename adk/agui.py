@@ -10,7 +10,9 @@ server is made, so importing this module (and `adk`) stays cheap without them.
   raises or returns something else stops the run with a `CallbackError` naming it (unless
   `continue_on_error`).
 - `create_app(runner)` is a Starlette app whose POST endpoint takes a `RunAgentInput` and
-  streams the run as SSE; `serve(agent_or_runner)` runs it with uvicorn.
+  streams the run as SSE: threads scoped to the user an `identity` function names, bodies
+  limited, JSON only, CORS for the origins given, frontend tools and shared state;
+  `serve(agent_or_runner)` runs it with uvicorn, on loopback unless there is an identity.
 """
 
 from __future__ import annotations
