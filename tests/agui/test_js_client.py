@@ -7,8 +7,6 @@ ADK_AGUI_JS_REQUIRED is set (as in CI), where a missing client is a failure.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,36 +18,20 @@ from adk.agui import create_app
 from adk.events import LlmResponse, ToolCall
 from adk.runner import Runner
 from adk.testing import ScriptedModel, set_testing
-from tests.agui.support import FlakyStream, serving, stable_ids, weather
+from tests.agui.support import JS, FlakyStream, node, serving, stable_ids, verified, weather
 
-JS = Path(__file__).parent / "js"
 ROOT = Path(__file__).parents[2]
-
-
-def node() -> str:
-    """The node binary, when node and the client are installed; else skip (or fail, if required)."""
-    binary = shutil.which("node")
-    missing = (
-        "node is not installed"
-        if binary is None
-        else f"@ag-ui/client is not installed: run npm ci --prefix {JS.relative_to(ROOT)}"
-        if not (JS / "node_modules" / "@ag-ui" / "client").is_dir()
-        else None
-    )
-    if missing is None:
-        assert binary is not None
-        return binary
-    if os.environ.get("ADK_AGUI_JS_REQUIRED"):
-        pytest.fail(f"ADK_AGUI_JS_REQUIRED is set but {missing}")
-    pytest.skip(missing)
 
 
 def run_client(url: str, thread: str, *runs: dict[str, Any], **spec: Any) -> dict[str, Any]:
     """Runs `runs` on `thread` with the official client; what it saw, ids made stable."""
     spec = {"url": url, "threadId": thread, "runs": list(runs), **spec}
     spec.setdefault("initialMessages", [])
+    binary = node()
+    if binary is None:
+        pytest.skip(f"node or @ag-ui/client is missing: npm ci --prefix {JS.relative_to(ROOT)}")
     done = subprocess.run(
-        [node(), str(JS / "run_agent.mjs"), json.dumps(spec)],
+        [binary, str(JS / "run_agent.mjs"), json.dumps(spec)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -199,3 +181,13 @@ def test_a_frontend_tool_ends_the_run_and_its_result_continues_the_thread_with_s
         "id1",
         "id2",
     ]
+
+
+def test_the_streams_of_every_test_are_checked_by_the_official_client() -> None:
+    """`verified` (used by post_run and the translator tests) fails a stream the client refuses."""
+    if node() is None:
+        pytest.skip("node or @ag-ui/client is missing")
+    started = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    assert verified([started, {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
+    with pytest.raises(AssertionError, match="No active tool call found with ID 'c'"):
+        verified([started, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{"}])

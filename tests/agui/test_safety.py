@@ -16,7 +16,7 @@ from adk.agents import LlmAgent
 from adk.agui import create_app
 from adk.runner import Runner
 from adk.testing import ScriptedModel
-from tests.agui.support import post_run, run_input, serving, weather
+from tests.agui.support import post_run, run_input, serving, verified, weather
 
 PATH = "/agui"
 
@@ -194,7 +194,9 @@ def post_as(url: str, token: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     with httpx.Client(timeout=30, headers=as_user(token)) as client:
         response = client.post(url, json=body)
     assert response.status_code == 200, response.text
-    return [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    return verified(
+        [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    )
 
 
 def test_another_user_naming_a_thread_id_sees_nothing_of_it() -> None:

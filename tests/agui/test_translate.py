@@ -26,6 +26,7 @@ from tests.agui.support import (
     tool_call,
     tool_response,
     tool_result,
+    verified,
     weather,
     wire,
 )
@@ -40,7 +41,7 @@ async def translate(
     for event in events:
         out += await t.translate(event)
     out += await t.finish()
-    return wire(out)
+    return verified(wire(out))
 
 
 def snapshot(state: dict[str, Any]) -> dict[str, Any]:
