@@ -15,7 +15,7 @@ from adk.agui import create_app
 from adk.events import LlmResponse
 from adk.models.base import LlmRequest
 from adk.runner import Runner
-from tests.agui.support import post_run, run_input, serving
+from tests.agui.support import post_run, run_input, serving, verified
 
 PATH = "/agui"
 
@@ -50,8 +50,12 @@ def endpoint_runs(app: Starlette) -> dict[Any, Any]:
     return runs
 
 
+def events_of(lines: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+
+
 def event_types(lines: list[str]) -> list[str]:
-    return [json.loads(line[6:])["type"] for line in lines if line.startswith("data: ")]
+    return [e["type"] for e in events_of(lines)]
 
 
 async def test_200_concurrent_streams_with_20_dropped_mid_stream_leave_nothing_behind() -> None:
@@ -59,7 +63,7 @@ async def test_200_concurrent_streams_with_20_dropped_mid_stream_leave_nothing_b
     runner = Runner(LlmAgent("helper", model=model))
     app = create_app(runner, path=PATH)
 
-    async def stream(client: httpx.AsyncClient, url: str, i: int) -> list[str]:
+    async def stream(client: httpx.AsyncClient, url: str, i: int) -> list[dict[str, Any]]:
         dropping = i % 10 == 0
         body = run_input(f"t{i}", f"r{i}", "hang on" if dropping else "hello")
         lines: list[str] = []
@@ -68,7 +72,7 @@ async def test_200_concurrent_streams_with_20_dropped_mid_stream_leave_nothing_b
                 lines.append(line)
                 if dropping and '"TEXT_MESSAGE_CONTENT"' in line:
                     break  # leaving the block closes the connection mid-stream
-        return event_types(lines)
+        return events_of(lines)
 
     with serving(app) as url:
         limits = httpx.Limits(max_connections=200, max_keepalive_connections=0)
@@ -76,10 +80,10 @@ async def test_200_concurrent_streams_with_20_dropped_mid_stream_leave_nothing_b
             streams = await asyncio.gather(*(stream(client, url, i) for i in range(200)))
     # `serving` has stopped uvicorn, which waits for every request it was handling.
 
-    finished = [s for i, s in enumerate(streams) if i % 10]
+    finished = [verified(s) for i, s in enumerate(streams) if i % 10]
     assert len(finished) == 180
-    assert all(s[0] == "RUN_STARTED" and s[-1] == "RUN_FINISHED" for s in finished)
-    assert [s[-1] for i, s in enumerate(streams) if i % 10 == 0] == ["TEXT_MESSAGE_CONTENT"] * 20
+    assert {(s[0]["type"], s[-1]["type"]) for s in finished} == {("RUN_STARTED", "RUN_FINISHED")}
+    assert [s[-1]["type"] for i, s in enumerate(streams) if i % 10 == 0] == ["TEXT_MESSAGE_CONTENT"] * 20
     assert (model.hung, model.stopped) == (20, 20)  # every dropped run's model call was stopped
     assert runner._active == {}  # no session is left held
     assert endpoint_runs(app) == {}
