@@ -20,14 +20,19 @@ from adk.callbacks import (
     Callbacks,
     Cont,
     Content,
+    Decision,
     ErrorResult,
     Fallback,
+    FellBack,
     Halt,
+    Halted,
     OnModelError,
     OnModelErrorResult,
     OnToolError,
     OnToolErrorResult,
     Raise,
+    Replaced,
+    Retried,
     Retry,
     run_after,
     run_before,
@@ -46,9 +51,12 @@ from adk.errors import (
     AdkError,
     CallbackError,
     CallbackRegistrationError,
+    CircuitOpenError,
     ModelError,
     RetriesExhausted,
+    ScriptError,
     SessionBusyError,
+    StaleSessionError,
     ToolArgumentsError,
     ToolError,
     ToolNotFoundError,
@@ -75,6 +83,7 @@ from adk.tools import BaseTool, FunctionTool, tool
 
 if typing.TYPE_CHECKING:
     from adk.agui import AfterTranslate, BeforeTranslate, TranslateContext
+    from adk.sessions.postgres import PostgresSessionService
     from adk.sessions.sqlite import SqliteSessionService
 
 __all__ = [
@@ -100,16 +109,20 @@ __all__ = [
     "CallbackRegistrationError",
     "Callbacks",
     "Choice",
+    "CircuitOpenError",
     "Cont",
     "Content",
+    "Decision",
     "ErrorInfo",
     "ErrorResult",
     "Event",
     "EventActions",
     "Fallback",
+    "FellBack",
     "FunctionCall",
     "FunctionTool",
     "Halt",
+    "Halted",
     "InMemorySessionService",
     "Invocation",
     "LlmAgent",
@@ -127,16 +140,21 @@ __all__ = [
     "OnToolError",
     "OnToolErrorResult",
     "ParallelAgent",
+    "PostgresSessionService",
     "Raise",
+    "Replaced",
+    "Retried",
     "RetriesExhausted",
     "Retry",
     "RetryPolicy",
     "Runner",
+    "ScriptError",
     "SequentialAgent",
     "Session",
     "SessionBusyError",
     "SessionService",
     "SqliteSessionService",
+    "StaleSessionError",
     "State",
     "ToolArgumentsError",
     "ToolCall",
@@ -157,12 +175,13 @@ __all__ = [
 ]
 
 # Loaded on first use, so that `import adk` stays cheap: AG-UI translation is an optional extra,
-# and the SQLite store (with sqlite3) is one choice of store among others.
+# and the SQLite and PostgreSQL stores (with sqlite3, asyncpg) are choices of store among others.
 _LAZY = {
     "AfterTranslate": "adk.agui",
     "BeforeTranslate": "adk.agui",
     "TranslateContext": "adk.agui",
     "SqliteSessionService": "adk.sessions.sqlite",
+    "PostgresSessionService": "adk.sessions.postgres",
 }
 
 if not typing.TYPE_CHECKING:  # mypy would otherwise accept any name imported from adk

@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
-from adk.callbacks.registry import Callbacks, HookImpl, bad_result, hook_raised
+from adk.callbacks.chain import run_chain
+from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks
 from adk.errors import CallbackError, SessionBusyError
 from adk.events import ErrorInfo, Event, Message, ObjectType, ToolCall, new_id
 
@@ -56,6 +57,19 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 V = TypeVar("V")
+
+
+def _agui_event() -> type:
+    from ag_ui.core import BaseEvent
+
+    return BaseEvent
+
+
+BEFORE_TRANSLATE, AFTER_TRANSLATE = declare_hooks(
+    Hook("before_translate", REPLACE, Event, "an Event or None"),
+    Hook("after_translate", REPLACE, _agui_event, "an AG-UI event or None"),
+)
+"""The translate hooks, a family of their own: replace chains run by the callback core."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +146,10 @@ class AguiTranslator:
     - `error`: RUN_ERROR; `runner.completion`: END for anything open, then RUN_FINISHED, whose
       outcome names the client tool calls left waiting (`pendingToolCallIds`), if any;
     - `actions.state_delta` on any event but the user's own (the client sent it): STATE_DELTA
-      (JSON Patch `add` / `remove` per key).
+      (JSON Patch `add` / `remove` per key);
+    - each callback decision (`Event.fresh_decisions()`: a halt, a replaced output, a retry, a
+      fallback, told as it happens): a CUSTOM event named `adk.decision` whose value is the
+      decision's fields, before the event's own translation.
 
     Nothing follows RUN_FINISHED or RUN_ERROR. Message ids are minted here; tool call ids are
     adk's. The messages of the snapshots are those the client sent (`messages`) followed by
@@ -163,8 +180,8 @@ class AguiTranslator:
     ) -> None:
         callbacks = Callbacks.of(callbacks)
         self.ctx = ctx
-        self._before = callbacks.get("before_translate")
-        self._after = callbacks.get("after_translate")
+        self._before = callbacks.get(BEFORE_TRANSLATE)
+        self._after = callbacks.get(AFTER_TRANSLATE)
         self._continue_on_error = continue_on_error
         self._continue_on_response = continue_on_response
         self._messages: list[AguiMessage] = list(messages)
@@ -201,8 +218,10 @@ class AguiTranslator:
         if self._done:
             return []
         if self._before:
-            event = await self._replace(self._before, "before_translate", event, Event, "an Event")
+            event = await self._replace(self._before, BEFORE_TRANSLATE, event)
         out: list[BaseEvent] = []
+        if event.decisions:
+            _decisions(event, out)
         match event.object:
             case ObjectType.CHAT_COMPLETION_CHUNK:
                 self._chunk(event, out)
@@ -245,48 +264,19 @@ class AguiTranslator:
     async def _after_hooks(self, out: list[BaseEvent]) -> list[BaseEvent]:
         if not self._after:
             return out
-        from ag_ui.core import BaseEvent
-
         after = self._after
-        return [await self._replace(after, "after_translate", e, BaseEvent, "an AG-UI event") for e in out]
+        return [await self._replace(after, AFTER_TRANSLATE, e) for e in out]
 
-    async def _replace(
-        self, impls: tuple[HookImpl, ...], hook: str, value: V, allowed: type[V], allowed_name: str
-    ) -> V:
-        """Offer `value` to each hook: the first replacement wins (the last, when continuing on response).
-
-        Every hook sees the original `value`. Errors follow `run_before`'s rules: by default the
-        first one stops the chain; with `continue_on_error` a replacement from another hook wins
-        over it, and without one the first error is raised when the chain ends.
-        """
-        replacement: V | None = None
-        first_error: CallbackError | None = None
-        for fn, is_async, owner in impls:
-            try:
-                out = fn(value, self.ctx)
-                if is_async:
-                    out = await out
-            except Exception as e:
-                error = hook_raised(owner, hook, e)
-            else:
-                if out is None:
-                    continue
-                if isinstance(out, allowed):
-                    replacement = out
-                    if self._continue_on_response:
-                        continue
-                    break
-                error = bad_result(owner, hook, out, f"{allowed_name} or None")
-            if not self._continue_on_error:
-                raise error
-            first_error = first_error or error
-        if replacement is None:
-            if first_error is not None:
-                raise first_error
-            return value
-        if first_error is not None:
-            log.warning("%s (ignored: continue_on_error and another callback answered)", first_error)
-        return replacement
+    def _replace(self, impls: tuple[HookImpl, ...], hook: Hook, value: V) -> Coroutine[Any, Any, V]:
+        """Offer `value` to each hook: the first replacement wins (the last, when continuing on response)."""
+        return run_chain(
+            impls,
+            hook,
+            value,
+            self.ctx,
+            continue_on_error=self._continue_on_error,
+            continue_on_response=self._continue_on_response,
+        )
 
     def _chunk(self, event: Event, out: list[BaseEvent]) -> None:
         from ag_ui.core import TextMessageContentEvent, TextMessageStartEvent, ToolCallArgsEvent
@@ -452,6 +442,13 @@ def _end_streamed(streaming: _Streaming, out: list[BaseEvent]) -> None:
     if streaming.text_id is not None:
         out.append(TextMessageEndEvent(message_id=streaming.text_id))
     out.extend(ToolCallEndEvent(tool_call_id=call_id) for call_id in streaming.calls)
+
+
+def _decisions(event: Event, out: list[BaseEvent]) -> None:
+    """A CUSTOM `adk.decision` event per decision the event is the first to tell, before its own."""
+    from ag_ui.core import CustomEvent
+
+    out.extend(CustomEvent(name="adk.decision", value=asdict(d)) for d in event.fresh_decisions())
 
 
 def _run_error(error: ErrorInfo) -> BaseEvent:

@@ -12,18 +12,29 @@ it. One INFO record per hook call, as `key=value` fields (the same fields ride o
 Outcomes: `start` / `end` (agent), `call` (before a model or tool call), `text` or
 `tool_calls:<names>` (a model's response), `result` (a tool's), `error:<type>` (a failed attempt;
 only the type, since messages may carry personal data).
+
+What callbacks decided is read from the run's events (`Invocation.observe`): one more record per
+decision, naming the callback and hook that took it:
+
+    invocation=… agent=a decision=halted by=callback:Guard.before_model target=model:gpt
+    invocation=… agent=a decision=retried by=callback:RetryPolicy.on_model_error target=model:gpt
+      attempt=2 wait=0.5 error=RateLimitError                                  (one line)
+    invocation=… agent=a decision=fell_back by=callback:FallbackModels.on_model_error
+      target=model:gpt to=model:backup error=AuthenticationError               (one line)
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
+from adk.callbacks.decisions import FellBack, Halted, Replaced, Retried
 from adk.callbacks.results import Cont, Raise
 from adk.context import AgentContext, ModelContext, ToolContext
 
 if TYPE_CHECKING:
-    from adk.events import LlmResponse, Message
+    from adk.context import Invocation
+    from adk.events import Event, LlmResponse, Message
 
 __all__ = ["AuditLog"]
 
@@ -34,6 +45,37 @@ class AuditLog:
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
         self.logger = logger or logging.getLogger(__name__)  # adk.audit
         self.level = level
+        self._key = f"adk.audit.{id(self)}"
+
+    def _watch(self, invocation: Invocation) -> None:
+        """Read the decisions of `invocation`'s events, once per run."""
+        if invocation.get_state(self._key) is None:
+            invocation.set_state(self._key, True)
+            invocation.observe(self._event)
+
+    def _event(self, event: Event) -> None:
+        if not event.decisions or not self.logger.isEnabledFor(self.level):
+            return
+        for decision in event.fresh_decisions():
+            fields: dict[str, Any] = {
+                "invocation": event.invocation_id,
+                "agent": event.author,
+                "decision": decision.kind,
+                "by": decision.by,
+                "target": decision.target,
+            }
+            match decision:
+                case Retried():
+                    fields |= {"attempt": decision.attempt, "wait": decision.wait, "error": decision.error}
+                case FellBack():
+                    if decision.to is not None:
+                        fields["to"] = decision.to
+                    fields["error"] = decision.error
+                case Halted() | Replaced():
+                    pass
+                case unreachable:
+                    assert_never(unreachable)
+            self._emit(fields)
 
     def _log(self, ctx: AgentContext | ModelContext | ToolContext, hook: str, outcome: str) -> None:
         if not self.logger.isEnabledFor(self.level):
@@ -47,9 +89,13 @@ class AuditLog:
             fields["tool_call_id"] = ctx.tool_call_id
             fields["attempt"] = ctx.attempt
         fields["outcome"] = outcome
+        self._emit(fields)
+
+    def _emit(self, fields: dict[str, Any]) -> None:
         self.logger.log(self.level, " ".join(f"{k}={v}" for k, v in fields.items()), extra={"adk": fields})
 
     def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
+        self._watch(ctx.invocation)
         self._log(ctx, "before_agent", "start")
         return Cont(ctx)
 

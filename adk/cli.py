@@ -1,13 +1,12 @@
 """The `adk` command line: play the demo, chat with your agent, or serve it over AG-UI.
 
     adk demo [--model openai:<name>] [--wait S] [--pace S] [--log-level LEVEL]
-    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--db PATH] [--log-level LEVEL]
-    adk serve path/to/agent.py [--host HOST] [--port PORT] [--identity MODULE:FUNCTION] ...
+    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL] [--log-level LEVEL]
+    adk serve path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL] [--identity M:F] ...
 
 A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
-did (a halt, a retry and its wait, a fallback). That comes from the events, from `Display`
-registered first on the runner (it sees every hook call before another callback can stop it),
-and from the `adk.recovery` log. The library itself never prints.
+decided (a halt, a replaced output, a retry and its wait, a fallback), all read from the run's
+events by `Display`. The library itself never prints.
 """
 
 from __future__ import annotations
@@ -23,21 +22,22 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import aclosing, contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.agui import MAX_BODY, is_loopback
-from adk.callbacks.registry import Callbacks
-from adk.callbacks.results import Cont, Raise
-from adk.context import AgentContext, ModelContext
-from adk.errors import AdkError, ModelConnectionError
-from adk.events import Event, LlmResponse, Message, ObjectType, new_id
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
+from adk.callbacks.results import Raise
+from adk.context import ModelContext
+from adk.errors import AdkError, CliError, ModelConnectionError
+from adk.events import Event, ObjectType, new_id
 from adk.models.base import Model
 from adk.runner import Runner
+from adk.sessions import SessionService, open_store
 from adk.sessions.sqlite import SqliteSessionService
 
 __all__ = ["CliError", "Display", "load", "load_runner", "main"]
@@ -47,17 +47,11 @@ _EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 _AGUI_PACKAGES = {"adk", "ag_ui", "starlette", "uvicorn"}
 
 
-class CliError(Exception):
-    """A failure to report as one line, exiting with status 1."""
-
-
 class Display:
-    """Shows a run readably: a callback (register it first) and a consumer of the run's events.
+    """Shows a run readably, from its events: text, tool calls and results, and callback decisions.
 
-    The hooks only note how far each agent got; the events then tell what happened: a response
-    that arrives while its model call was never answered was halted by a `before_model` callback,
-    one that arrives after `after_agent` replaced the agent's output. Retries and fallbacks are
-    shown from the `adk.recovery` log while `watching()`.
+    What callbacks decided is read from the events (`Event.decisions`): a model call's recoveries
+    as they happen (`attempt.failed`), a halt or a replaced output on the event it shaped.
     """
 
     def __init__(
@@ -68,29 +62,8 @@ class Display:
         self.color = _wants_color(self.out) if color is None else color
         self.failed = False
         """Whether an error event was shown."""
-        self._phase: dict[tuple[str, str], str] = {}
         self._open: tuple[str, str] | None = None
         """The (branch, author) whose streamed text is on the current line."""
-
-    # --- hooks: note where each agent is ---
-
-    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
-        self._phase[ctx.branch, ctx.agent.name] = "started"
-        return Cont(ctx)
-
-    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
-        self._phase[ctx.branch, ctx.agent.name] = "ended"
-        return output
-
-    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        self._phase[ctx.branch, ctx.agent.name] = "calling"
-        return Cont(ctx)
-
-    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        self._phase[ctx.branch, ctx.agent.name] = "answered"
-        return response
-
-    # --- events ---
 
     def show(self, event: Event) -> None:
         """Show one event of the run."""
@@ -104,6 +77,9 @@ class Display:
                 self._response(event)
             case ObjectType.TOOL_RESPONSE:
                 self._tool_result(event)
+            case ObjectType.ATTEMPT_FAILED:
+                self._close()
+                self._decisions(event.decisions)
             case ObjectType.ATTEMPT_DISCARDED:
                 self._close()
                 note = event.error.message if event.error else "a streamed attempt failed"
@@ -133,48 +109,33 @@ class Display:
         self.err.write(self._style(text, "2") + "\n")
         self.err.flush()
 
-    def recovery(self, details: dict[str, Any]) -> None:
-        """Show a recovery decision logged by `adk.recovery`."""
-        self._close()
-        kind = "model" if "model" in details else "tool"
-        failed = f"{kind} {details.get(kind)} failed ({details.get('error')})"
-        match details.get("action"):
-            case "retry":
-                wait, attempt = details.get("wait", 0.0), details.get("attempt", 1) + 1
-                self._note("↻", f"{failed}; retrying in {wait:.2f} s (attempt {attempt})", "33")
-            case "switch":
-                self._note("⇄", f"{failed}; falling back to model {details.get('to')}", "33")
-            case _:
-                self._note("⇄", f"{failed}; a fallback result stands in", "33")
-
-    @contextmanager
-    def watching(self) -> Iterator[Display]:
-        """Show the `adk.recovery` log's decisions while in this block."""
-        logger = logging.getLogger("adk.recovery")
-        handler = _RecoveryHandler(self)
-        level = logger.level
-        if not logger.isEnabledFor(logging.INFO):
-            logger.setLevel(logging.INFO)
-        logger.addHandler(handler)
-        try:
-            yield self
-        finally:
-            logger.removeHandler(handler)
-            logger.setLevel(level)
+    def _decisions(self, decisions: Iterable[Decision]) -> None:
+        for decision in decisions:
+            who = decision.by.removeprefix("callback:")
+            kind, _, name = decision.target.partition(":")
+            target = f"{kind} {name}"
+            match decision:
+                case Halted():
+                    what = "the model was not called" if kind == "model" else "it did not run"
+                    self._note("⛔", f"{who} halted {target}; {what}", "35")
+                case Replaced():
+                    self._note("✎", f"{who} replaced the output of {target}", "35")
+                case Retried(wait=wait, attempt=attempt):
+                    failed = f"{target} failed ({decision.error}: {decision.message})"
+                    self._note("↻", f"{failed}; {who} retries in {wait:.2f} s (attempt {attempt})", "33")
+                case FellBack(to=to):
+                    failed = f"{target} failed ({decision.error}: {decision.message})"
+                    instead = "a fallback result" if to is None else to.replace(":", " ", 1)
+                    self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
+                case unreachable:
+                    assert_never(unreachable)
 
     def _response(self, event: Event) -> None:
         key = (event.branch, event.author)
-        match self._phase.get(key):
-            case "calling":
-                self._close()
-                self._note("⛔", "a before_model callback halted the call; the model was not called", "35")
-            case "started":
-                self._close()
-                self._note("⛔", f"a before_agent callback halted agent {event.author}", "35")
-            case "ended":
-                self._close()
-                self._note("✎", f"an after_agent callback replaced the answer of {event.author}", "35")
-        self._phase[key] = "answered"
+        decisions = event.fresh_decisions()
+        if decisions:
+            self._close()
+            self._decisions(decisions)
         message = event.message
         if message is None:
             return
@@ -196,6 +157,7 @@ class Display:
 
     def _tool_result(self, event: Event) -> None:
         self._close()
+        self._decisions(event.fresh_decisions())
         message = event.message
         if message is None:
             return
@@ -222,17 +184,6 @@ class Display:
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
-
-
-class _RecoveryHandler(logging.Handler):
-    def __init__(self, display: Display) -> None:
-        super().__init__(logging.INFO)
-        self._display = display
-
-    def emit(self, record: logging.LogRecord) -> None:
-        details = record.__dict__.get("adk")
-        if isinstance(details, dict):
-            self._display.recovery(details)
 
 
 def _wants_color(stream: TextIO) -> bool:
@@ -292,28 +243,37 @@ def load(path: str) -> Runner | BaseAgent:
     )
 
 
-def load_runner(path: str, db: str | None = None) -> Runner:
+def load_runner(path: str, sessions: str | None = None) -> Runner:
     """The runner for the file at `path`: its own `runner`, or one around its `agent`.
 
-    A runner made here keeps sessions in SQLite (`db`, or `.adk/sessions.sqlite3`); a module's
-    own runner keeps its store unless `db` is given.
+    A runner made here keeps sessions in `sessions` (a SQLite path or a `postgresql://` URL;
+    by default `.adk/sessions.sqlite3`); a module's own runner keeps its store unless
+    `sessions` is given.
     """
     found = load(path)
     if isinstance(found, BaseAgent):
-        return Runner(found, session_service=_sqlite(Path(db) if db else DEFAULT_DB))
-    if db:
-        found.session_service = _sqlite(Path(db))
+        return Runner(found, session_service=_store(sessions or str(DEFAULT_DB)))
+    if sessions:
+        found.session_service = _store(sessions)
     return found
 
 
-def _sqlite(db: Path) -> SqliteSessionService:
-    db.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteSessionService(db)
+def _store(where: str) -> SessionService:
+    """The store at `where`; a SQLite file's directory is made if missing."""
+    if not where.startswith(("postgresql:", "postgres:")):
+        Path(where).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return open_store(where)
+    except ValueError as e:
+        raise CliError(f"--sessions: {e}") from e
 
 
-def _close(runner: Runner) -> None:
-    if isinstance(runner.session_service, SqliteSessionService):
-        runner.session_service.close()
+def _close(runner: Runner, loop: asyncio.Runner | None = None) -> None:
+    store = runner.session_service
+    if isinstance(store, SqliteSessionService):
+        store.close()
+    elif loop is not None and (close := getattr(store, "close", None)) is not None:
+        loop.run(close())  # PostgreSQL: its pool belongs to this loop
 
 
 def _openai(spec: str) -> Model:
@@ -335,9 +295,9 @@ def _openai(spec: str) -> Model:
 
 @dataclass(slots=True)
 class _Tally:
-    """What one turn did and cost, read from its events: model answers, tokens, the tools called."""
+    """What one turn did and cost, read from its events: model calls, tokens, the tools called."""
 
-    answers: int = 0
+    calls: int = 0
     prompt: int = 0
     completion: int = 0
     reported: bool = False
@@ -346,23 +306,31 @@ class _Tally:
     """Whether the turn went without an error event."""
 
     def add(self, event: Event) -> None:
-        if event.object != ObjectType.CHAT_COMPLETION or event.author == "user" or not event.model:
-            return  # only a model's answers (a callback's halt names no model)
-        self.answers += 1
-        self.tools.update(c.function.name for c in event.tool_calls)
-        if event.usage is not None:
-            self.reported = True
-            self.prompt += event.usage.prompt_tokens
-            self.completion += event.usage.completion_tokens
+        if event.is_partial:
+            return
+        # A failed attempt is told by the decision that recovered from it (a retry, a fallback),
+        # or by the error event it ended the run with.
+        self.calls += sum(
+            isinstance(d, (Retried, FellBack)) and d.target.startswith("model:") for d in event.decisions
+        )
+        if event.object == ObjectType.ERROR:
+            self.calls += bool(event.error and (event.error.where or "").startswith("model:"))
+        elif event.object == ObjectType.CHAT_COMPLETION and event.author != "user" and event.model:
+            self.calls += 1  # a model's answer (a callback's halt names no model)
+            self.tools.update(c.function.name for c in event.tool_calls)
+            if event.usage is not None:
+                self.reported = True
+                self.prompt += event.usage.prompt_tokens
+                self.completion += event.usage.completion_tokens
 
     def line(self, seconds: float) -> str:
-        answers = f"{self.answers} model answer{'' if self.answers == 1 else 's'}"
+        calls = f"{self.calls} model call{'' if self.calls == 1 else 's'}"
         tokens = (
             f"{self.prompt + self.completion} tokens ({self.prompt} in, {self.completion} out)"
             if self.reported
             else "tokens not reported"
         )
-        return f"  ⏱ {seconds:.2f} s · {answers} · {tokens}"
+        return f"  ⏱ {seconds:.2f} s · {calls} · {tokens}"
 
 
 async def _turn(
@@ -387,8 +355,9 @@ async def _turn(
                 return tally
             tally.add(event)
             display.show(event)
-    display.info(tally.line(time.perf_counter() - started))
     tally.ok = not display.failed
+    if tally.calls or tally.ok:  # a turn that failed before any model call cost nothing worth a line
+        display.info(tally.line(time.perf_counter() - started))
     return tally
 
 
@@ -412,9 +381,7 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
     agent, primary = demo.build_agent(model, wait=args.wait, pace=args.pace)
     unreachable = _Unreachable()
     runner = Runner(
-        agent,
-        session_service=_sqlite(Path(args.db)) if args.db else None,
-        callbacks=[display, unreachable],
+        agent, session_service=_store(args.sessions) if args.sessions else None, callbacks=[unreachable]
     )
     session = args.session or new_id()[:12]
     who = f"model {args.model}" if args.model else "scripted model, no API key needed"
@@ -440,25 +407,23 @@ def _demo(args: argparse.Namespace, display: Display) -> int:
         return ok
 
     try:
-        with display.watching():
-            return 0 if asyncio.run(play()) else 1
+        return 0 if asyncio.run(play()) else 1
     finally:
         _close(runner)
 
 
 def _run(args: argparse.Namespace, display: Display) -> int:
-    runner = load_runner(args.path, args.db)
-    runner.callbacks = Callbacks.of([display]) + runner.callbacks
+    runner = load_runner(args.path, args.sessions)
     session = args.session or new_id()[:12]
     if not args.session:
         display.info(f"session {session} (continue it with --session {session})")
-    try:
-        with display.watching(), asyncio.Runner() as loop:
+    with asyncio.Runner() as loop:
+        try:
             if args.message is not None:
                 return 0 if loop.run(_turn(runner, display, args.user, session, args.message)).ok else 1
             return _chat(lambda line: loop.run(_turn(runner, display, args.user, session, line)).ok, display)
-    finally:
-        _close(runner)
+        finally:
+            _close(runner, loop)
 
 
 def _chat(turn: Callable[[str], bool], display: Display) -> int:
@@ -485,7 +450,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"refusing to serve on {args.host} without --identity MODULE:FUNCTION: every client would be "
             "'anonymous' and could read any thread it names (--insecure-anonymous serves it anyway)"
         )
-    runner = load_runner(args.path, args.db)  # first, so that the identity may live beside the agent
+    runner = load_runner(args.path, args.sessions)  # first, so that the identity may live beside the agent
     try:
         identity = _function(args.identity, "--identity") if args.identity else None
         from adk.agui import serve
@@ -563,7 +528,7 @@ def _parser() -> argparse.ArgumentParser:
     def sessions(p: argparse.ArgumentParser, db_help: str) -> None:
         p.add_argument("--session", help="session id; reuse one to continue its conversation")
         p.add_argument("--user", default="user", help="user id (default: %(default)s)")
-        p.add_argument("--db", help=db_help)
+        p.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=db_help)
 
     def log_level(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -582,20 +547,24 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--pace", type=_seconds, default=0.03, help="seconds between streamed words (default: %(default)s)"
     )
-    sessions(demo, "keep the demo's session in this SQLite file (default: in memory)")
+    sessions(demo, "keep the demo's session in this SQLite file or postgresql:// URL (default: in memory)")
     log_level(demo)
 
     run = commands.add_parser("run", help="chat with the agent (or runner) defined in a Python file")
     run.add_argument("path", help="a Python file defining `agent` or `runner`")
     run.add_argument("-m", "--message", help="send this one message and exit")
-    sessions(run, f"SQLite session store (default: {DEFAULT_DB}; a runner's own store is kept unless given)")
+    store_help = (
+        f"session store: a SQLite file or a postgresql://user:password@host/db URL (default: {DEFAULT_DB};"
+        " a module's own runner keeps its store unless given)"
+    )
+    sessions(run, store_help)
     log_level(run)
 
     serve = commands.add_parser("serve", help="serve the agent in a Python file over AG-UI (the agui extra)")
     serve.add_argument("path", help="a Python file defining `agent` or `runner`")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=8000, help="the port (default: %(default)s)")
-    serve.add_argument("--db", help=f"SQLite session store (default: {DEFAULT_DB})")
+    serve.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
     serve.add_argument(
         "--identity",
         metavar="MODULE:FUNCTION",

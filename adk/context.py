@@ -13,11 +13,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_json
+
 from adk.callbacks.registry import Callbacks
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
-    from adk.events import Message, ToolDeclaration
+    from adk.events import Event, Message, ToolDeclaration
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
     from adk.sessions.base import Session
@@ -41,7 +43,9 @@ _MISSING: Any = object()
 class State(MutableMapping[str, Any]):
     """Session state whose changes are recorded as a delta until the next event carries them.
 
-    Setting a key to None deletes it (the delta says `key: None`).
+    Setting a key to None deletes it (the delta says `key: None`). A value JSON cannot hold is
+    refused where it is set, so that it becomes the error of the tool or callback that set it
+    rather than a failure to store the event later.
     """
 
     __slots__ = ("_base", "_delta")
@@ -59,6 +63,12 @@ class State(MutableMapping[str, Any]):
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
+        try:
+            to_json(value)  # what the stores write: a value passes if and only if they can store it
+        except ValueError as e:  # pydantic's serialization errors and circular references
+            raise TypeError(
+                f"state[{key!r}]: JSON cannot hold a value of type {type(value).__name__} ({e})"
+            ) from None
         self._delta[key] = value
 
     def __delitem__(self, key: str) -> None:
@@ -100,6 +110,7 @@ class Invocation:
 
     __slots__ = (
         "_hooks",
+        "_observers",
         "_on_end",
         "_outer",
         "_run_callbacks",
@@ -150,6 +161,7 @@ class Invocation:
         self._hooks: dict[int, Callbacks] = {}
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
+        self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
@@ -180,6 +192,21 @@ class Invocation:
         fails, is halted, or its consumer stops iterating; the error may be `GeneratorExit`.
         """
         self._on_end.append(fn)
+
+    def observe(self, fn: Callable[[Event], object]) -> None:
+        """Call `fn` with each later event of this run, as the runner yields it (partial ones too).
+
+        For observers (tracing, audit) that read what events say, such as the decisions they
+        carry; a complete event is stored before `fn` sees it. An `fn` that raises is logged.
+        """
+        self._observers.append(fn)
+
+    def _notify(self, event: Event) -> None:
+        for fn in self._observers:
+            try:
+                fn(event)
+            except Exception:
+                log.exception("observer %r of invocation %s failed", fn, self.invocation_id)
 
     def _end(self, error: BaseException | None) -> None:
         fns, self._on_end = self._on_end, []

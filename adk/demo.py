@@ -165,8 +165,9 @@ def build_agent(
         tools=[get_weather],
         callbacks=[
             Guardrail(["password"]),
-            RetryThenFallback([backup], RetryPolicy(stop=tenacity.stop_after_attempt(2))),
+            RetryThenFallback(
+                [backup], RetryPolicy(stop=tenacity.stop_after_attempt(2), wait=tenacity.wait_fixed(wait))
+            ),
         ],
-        retry_policy=RetryPolicy(wait=tenacity.wait_fixed(wait)),
     )
     return agent, primary

@@ -1,9 +1,14 @@
-"""Errors raised by adk.
+"""Every error adk raises, in one tree.
 
 AdkError
- ├── CallbackError             a hook raised, or returned what its hook may not return
+ ├── CallbackError             a hook raised, or answered what its hook may not (docs/callbacks.md)
  ├── CallbackRegistrationError an object is not a usable callback (also a TypeError)
- ├── SessionBusyError          a second run on a session that is already running
+ ├── SessionBusyError          a run on a session that another run (in any process) holds
+ ├── StaleSessionError         an append from a copy of a session that missed stored events
+ ├── MaxIterationsExceeded     the model still asked for tools after an agent's max_iterations
+ ├── ScriptError               a ScriptedModel was called more or fewer times than scripted
+ │                             (also an AssertionError)
+ ├── CliError                  a command of `adk` failed: reported as one line, exit status 1
  ├── ToolError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
@@ -16,7 +21,8 @@ AdkError
       ├── ModelConnectionError                                               (transient)
       ├── StreamInterruptedError  a stream ended without a finish reason      (transient)
       ├── BadRequestError      other 4xx
-      └── AuthenticationError  401 / 403
+      ├── AuthenticationError  401 / 403
+      └── CircuitOpenError     every model a CircuitBreaker could use is cooling down
 """
 
 from __future__ import annotations
@@ -31,13 +37,18 @@ __all__ = [
     "BadRequestError",
     "CallbackError",
     "CallbackRegistrationError",
+    "CircuitOpenError",
+    "CliError",
     "ModelConnectionError",
     "ModelError",
+    "MaxIterationsExceeded",
     "ModelTimeoutError",
     "RateLimitError",
     "RetriesExhausted",
+    "ScriptError",
     "ServerError",
     "SessionBusyError",
+    "StaleSessionError",
     "StreamInterruptedError",
     "ToolArgumentsError",
     "ToolError",
@@ -70,7 +81,23 @@ class CallbackRegistrationError(AdkError, TypeError):
 
 
 class SessionBusyError(AdkError):
-    """A run was started on a session that another run is still using."""
+    """A run was started on a session that another run, in this process or another, still holds."""
+
+
+class StaleSessionError(AdkError):
+    """An append did not follow the last stored event: another writer appended in between."""
+
+
+class MaxIterationsExceeded(AdkError):
+    """The model kept asking for tools beyond the agent's `max_iterations`."""
+
+
+class ScriptError(AdkError, AssertionError):
+    """A `ScriptedModel` was called more, or fewer, times than scripted."""
+
+
+class CliError(AdkError):
+    """A command of the `adk` command line failed: reported as one line, exiting with status 1."""
 
 
 class ToolError(AdkError):
@@ -142,6 +169,10 @@ class BadRequestError(ModelError):
 
 class AuthenticationError(ModelError):
     pass
+
+
+class CircuitOpenError(ModelError):
+    """Every model a `CircuitBreaker` could use is in its cool-down."""
 
 
 def locate(error: E, where: str) -> E:

@@ -1,18 +1,22 @@
 """Events and their parts: messages, tool calls, model responses (trpc-agent-go's shape).
 
 An `Event` is a model response (`LlmResponse`: choices with a full `message` or a streaming
-`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it and what it changes
-(`author`, `invocation_id`, `branch`, `actions`). Everything is pydantic, so an event round-trips
-through JSON without loss, which is how sessions store them.
+`delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it, what it changes and what
+callbacks decided that shaped it (`author`, `invocation_id`, `branch`, `actions`, `decisions`).
+Everything is pydantic, so an event round-trips through JSON without loss, which is how sessions
+store them.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from adk.callbacks.decisions import Decision
 
 __all__ = [
     "Choice",
@@ -45,6 +49,8 @@ class ObjectType:
     AGENT_TRANSFER = "agent.transfer"
     STATE_UPDATE = "state.update"
     RUNNER_COMPLETION = "runner.completion"
+    ATTEMPT_FAILED = "attempt.failed"
+    """A model attempt failed and a callback recovered: its `decisions` say how, as it happens."""
     ATTEMPT_DISCARDED = "attempt.discarded"
     """A streamed attempt whose partial output went out was discarded: roll it back."""
 
@@ -53,14 +59,21 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
-class FunctionCall(_Model):
+class _Frozen(_Model):
+    """A part of the conversation: shared by the session's history and every request made from it,
+    so it cannot change in place; `model_copy(update={...})` makes a changed copy."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class FunctionCall(_Frozen):
     """The function a tool call names, with its arguments as the model sent them (JSON text)."""
 
     name: str
     arguments: str = "{}"
 
 
-class ToolCall(_Model):
+class ToolCall(_Frozen):
     """One tool call requested by the model."""
 
     id: str
@@ -73,12 +86,16 @@ class ToolCall(_Model):
         return cls(id=id or f"call_{new_id()[:16]}", function=FunctionCall(name=name, arguments=arguments))
 
 
-class Message(_Model):
-    """A chat message: system instruction, user turn, assistant answer or tool result."""
+class Message(_Frozen):
+    """A chat message: system instruction, user turn, assistant answer or tool result.
+
+    Frozen: a hook that wants another message puts a changed copy in its request's list
+    (`messages[i] = messages[i].model_copy(update={"content": ...})`).
+    """
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     """For a `tool` message: the id of the call it answers."""
     name: str | None = None
@@ -89,8 +106,8 @@ class Message(_Model):
         return cls(role="user", content=content)
 
     @classmethod
-    def assistant(cls, content: str = "", tool_calls: list[ToolCall] | None = None) -> Message:
-        return cls(role="assistant", content=content, tool_calls=tool_calls or [])
+    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
+        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
 
     @classmethod
     def tool(cls, content: str, *, tool_call_id: str, name: str) -> Message:
@@ -160,7 +177,7 @@ class LlmResponse(_Model):
     def calls(cls, *tool_calls: ToolCall, content: str = "", **fields: Any) -> Self:
         """A complete (`done` unless `fields` say otherwise) response asking for `tool_calls`."""
         fields.setdefault("done", True)
-        message = Message.assistant(content, list(tool_calls))
+        message = Message.assistant(content, tool_calls)
         return cls(choices=[Choice(message=message, finish_reason="tool_calls")], **fields)
 
     @classmethod
@@ -210,10 +227,10 @@ class LlmResponse(_Model):
         return m.content if m is not None else ""
 
     @property
-    def tool_calls(self) -> list[ToolCall]:
+    def tool_calls(self) -> tuple[ToolCall, ...]:
         """The tool calls of the full message (never of a delta)."""
         m = self.message
-        return m.tool_calls if m is not None else []
+        return m.tool_calls if m is not None else ()
 
 
 def _words(text: str) -> list[str]:
@@ -245,6 +262,8 @@ class Event(LlmResponse):
     """Dotted path of agent names, distinct per `ParallelAgent` child."""
     actions: EventActions = Field(default_factory=EventActions)
     long_running_tool_ids: list[str] = Field(default_factory=list)
+    decisions: tuple[Decision, ...] = ()
+    """What callbacks decided that shaped this event (`adk.callbacks.decisions`), in order."""
 
     @classmethod
     def new(cls, invocation_id: str, author: str, **fields: Any) -> Event:
@@ -297,6 +316,17 @@ class Event(LlmResponse):
         data = {name: values[name] for name in _RESPONSE_FIELDS}
         data.update(fields)
         return cls(invocation_id=invocation_id, author=author, **data)
+
+    def fresh_decisions(self) -> tuple[Decision, ...]:
+        """The decisions this event is the first to tell a consumer of the live run.
+
+        A model call's retries and fallbacks are told as they happen, by `attempt.failed` events;
+        its response (or the error that ended it) repeats them for the record.
+        """
+        decisions = self.decisions
+        if decisions and (self.object == ObjectType.CHAT_COMPLETION or self.object == ObjectType.ERROR):
+            return tuple(d for d in decisions if d.kind == "halted" or d.kind == "replaced")
+        return decisions
 
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""

@@ -11,16 +11,20 @@ another callback changes or halts it. Spans nest as the work does:
 
 Attributes to filter on: `adk.invocation_id`, `adk.session_id`, `adk.user_id`, `adk.agent`,
 `adk.branch`, `adk.model` (the model that answered), `adk.tool`, `adk.tool_call_id`, `adk.attempt`
-(of the final attempt), `adk.halted` (a callback answered instead of the model) and `adk.stopped`
-(still open when the consumer stopped the run). A span whose call failed, or that was still open
-when the run failed, has an error status.
+(of the final attempt), `adk.halted` / `adk.halted_by` (a callback answered instead of the call)
+and `adk.stopped` (still open when the consumer stopped the run). A span whose call failed, or
+that was still open when the run failed, has an error status.
+
+Callback decisions are read from the run's events (`Invocation.observe`): each is an
+`adk.decision` span event on the span of the call it was about (a retry, a fallback, a halt, a
+replaced output); a model call's or tool call's span ends when its response event is seen.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 try:
     from opentelemetry import trace
@@ -28,7 +32,9 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("adk.telemetry needs OpenTelemetry: pip install 'adk[otel]'") from e
 
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
 from adk.callbacks.results import Cont, Raise
+from adk.events import ErrorInfo, Event, ObjectType
 
 if TYPE_CHECKING:
     from adk.context import AgentContext, Invocation, ModelContext, ToolContext
@@ -44,23 +50,47 @@ class _Trace:
     root: Span
     agents: dict[str, list[tuple[str, Span]]] = field(default_factory=dict)
     """Per branch, the stack of running agents (name, span)."""
-    models: dict[tuple[str, str], Span] = field(default_factory=dict)
-    """The open model span of each (branch, agent)."""
-    tools: dict[str, tuple[tuple[str, str], Span, Exception | None]] = field(default_factory=dict)
-    """Per tool call id: its (branch, agent), its span, and its last error."""
+    models: dict[tuple[str, str], list[Span]] = field(default_factory=dict)
+    """The open model spans of each (branch, agent), oldest first: each ends with its response event,
+    which may come after the next call started (a `ParallelAgent`'s children run ahead)."""
+    tools: dict[str, Span] = field(default_factory=dict)
+    """Per tool call id: its span, which its `tool.response` event ends."""
 
 
-def _fail(span: Span, error: BaseException) -> None:
-    text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+def _fail(span: Span, error: ErrorInfo) -> None:
+    text = f"{error.type}: {error.message}" if error.message else error.type
     span.set_status(Status(StatusCode.ERROR, text))
 
 
-def _end_halted(t: _Trace, key: tuple[str, str]) -> None:
-    """End the model span still open for `key`, if any: a `before_model` callback answered instead."""
-    span = t.models.pop(key, None)
-    if span is not None:
-        span.set_attribute("adk.halted", True)
-        span.end()
+def _ns(event: Event) -> int:
+    return int(event.timestamp * 1e9)
+
+
+def _record(span: Span, decision: Decision) -> None:
+    """A decision as an `adk.decision` span event; a halt also marks the span `adk.halted`."""
+    attributes: dict[str, Any] = {
+        "adk.decision": decision.kind,
+        "adk.by": decision.by,
+        "adk.target": decision.target,
+    }
+    match decision:
+        case Halted():
+            span.set_attributes({"adk.halted": True, "adk.halted_by": decision.by})
+        case Replaced():
+            pass
+        case Retried():
+            attributes |= {
+                "adk.attempt": decision.attempt,
+                "adk.wait": decision.wait,
+                "adk.error": decision.error,
+            }
+        case FellBack():
+            attributes["adk.error"] = decision.error
+            if decision.to is not None:
+                attributes["adk.to"] = decision.to
+        case unreachable:
+            assert_never(unreachable)
+    span.add_event("adk.decision", attributes)
 
 
 class Tracing:
@@ -86,6 +116,7 @@ class Tracing:
         )
         found = _Trace(span)
         invocation.set_state(self._key, found)
+        invocation.observe(lambda event: self._event(found, event))
         invocation.on_end(lambda error: self._end(invocation, found, error))
         return found
 
@@ -95,19 +126,64 @@ class Tracing:
         A run stopped by its consumer (or cancelled) did not fail: its open spans are marked
         `adk.stopped` instead.
         """
-        open_spans = [span for _, span, _ in t.tools.values()] + list(t.models.values())
+        open_spans = [*t.tools.values(), *(span for spans in t.models.values() for span in spans)]
         for stack in t.agents.values():
             open_spans.extend(span for _, span in reversed(stack))
         stopped = isinstance(error, GeneratorExit | asyncio.CancelledError)
         if error is not None and not stopped:
             t.root.record_exception(error)
+        info = None if error is None or stopped else ErrorInfo.of(error)
         for span in [*open_spans, t.root]:
             if stopped:
                 span.set_attribute("adk.stopped", True)
-            elif error is not None:
-                _fail(span, error)
+            elif info is not None:
+                _fail(span, info)
             span.end()
         invocation.delete_state(self._key)
+
+    def _event(self, t: _Trace, event: Event) -> None:
+        """Read an event of the run: a response ends its call's span, with the decisions it carries.
+
+        Spans end at the event's own time: the consumer may see it later than it was made.
+        """
+        key = (event.branch, event.author)
+        match event.object:
+            case ObjectType.ATTEMPT_FAILED:
+                models = t.models.get(key)
+                span = models[0] if models else self._agent_span(t, event.branch, event.author)
+                for decision in event.decisions:
+                    _record(span, decision)
+            case ObjectType.CHAT_COMPLETION if not event.is_partial and event.author != "user":
+                models = t.models.get(key)
+                if not models:
+                    self._agent_decisions(t, event)
+                    return
+                span = models.pop(0)
+                for decision in event.fresh_decisions():  # its recoveries came as they happened
+                    _record(span, decision)
+                span.end(end_time=_ns(event))
+            case ObjectType.TOOL_RESPONSE:
+                message = event.message
+                tool = t.tools.pop(message.tool_call_id or "", None) if message is not None else None
+                if tool is None:
+                    return
+                for decision in event.decisions:
+                    _record(tool, decision)
+                if event.error is not None:
+                    _fail(tool, event.error)
+                tool.end(end_time=_ns(event))
+
+    def _agent_decisions(self, t: _Trace, event: Event) -> None:
+        """An agent's halt ends its span; a replaced answer is noted where the agent ran."""
+        stack = t.agents.get(event.branch, [])
+        for decision in event.decisions:
+            running = [i for i, (name, _) in enumerate(stack) if name == event.author]
+            if isinstance(decision, Halted) and running:
+                span = stack.pop(running[-1])[1]
+                _record(span, decision)
+                span.end(end_time=_ns(event))
+            else:
+                _record(self._agent_span(t, event.branch), decision)
 
     def _agent_span(self, t: _Trace, branch: str, name: str | None = None) -> Span:
         """The span of agent `name` on `branch` (or of the innermost agent running there or above)."""
@@ -122,16 +198,6 @@ class Tracing:
     def _start(self, name: str, parent: Span, attributes: dict[str, Any]) -> Span:
         return self._tracer.start_span(name, context=trace.set_span_in_context(parent), attributes=attributes)
 
-    def _settle(self, t: _Trace, key: tuple[str, str]) -> None:
-        """End the spans an agent left open: a model call a callback halted, tools that failed."""
-        _end_halted(t, key)
-        for call_id, (owner, span, error) in list(t.tools.items()):
-            if owner == key:
-                if error is not None:
-                    _fail(span, error)
-                span.end()
-                del t.tools[call_id]
-
     def before_agent(self, ctx: AgentContext) -> Cont[AgentContext]:
         t = self._trace(ctx.invocation, ctx.agent.name)
         span = self._start(
@@ -143,9 +209,7 @@ class Tracing:
         return Cont(ctx)
 
     def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
-        t = self._trace(ctx.invocation, ctx.agent.name)
-        self._settle(t, (ctx.branch, ctx.agent.name))
-        stack = t.agents.get(ctx.branch, [])
+        stack = self._trace(ctx.invocation, ctx.agent.name).agents.get(ctx.branch, [])
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][0] == ctx.agent.name:
                 stack.pop(i)[1].end()
@@ -154,9 +218,7 @@ class Tracing:
 
     def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
         t = self._trace(ctx.invocation, ctx.agent.name)
-        key = (ctx.branch, ctx.agent.name)
-        self._settle(t, key)
-        t.models[key] = self._start(
+        span = self._start(
             f"model {ctx.model.name}",
             self._agent_span(t, ctx.branch, ctx.agent.name),
             {
@@ -166,16 +228,22 @@ class Tracing:
                 "adk.attempt": ctx.attempt,
             },
         )
+        t.models.setdefault((ctx.branch, ctx.agent.name), []).append(span)
         return Cont(ctx)
 
+    def _model_span(self, ctx: ModelContext) -> Span | None:
+        """The span of the model call in progress for `ctx`'s agent (the newest one opened)."""
+        models = self._trace(ctx.invocation, ctx.agent.name).models.get((ctx.branch, ctx.agent.name))
+        return models[-1] if models else None
+
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
-        span = self._trace(ctx.invocation, ctx.agent.name).models.get((ctx.branch, ctx.agent.name))
+        span = self._model_span(ctx)
         if span is not None:
             span.record_exception(error, {"adk.attempt": ctx.attempt, "adk.model": ctx.model.name})
         return Raise(error)
 
     def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        span = self._trace(ctx.invocation, ctx.agent.name).models.pop((ctx.branch, ctx.agent.name), None)
+        span = self._model_span(ctx)
         if span is not None:
             span.set_attributes({"adk.model": ctx.model.name, "adk.attempt": ctx.attempt})
             if response.usage is not None:
@@ -185,16 +253,13 @@ class Tracing:
                         "gen_ai.usage.output_tokens": response.usage.completion_tokens,
                     }
                 )
-            span.end()
         return response
 
-    def _tool_span(self, ctx: ToolContext) -> tuple[_Trace, tuple[str, str], Span]:
+    def _tool_span(self, ctx: ToolContext) -> Span:
         t = self._trace(ctx.invocation, ctx.agent.name)
-        key = (ctx.branch, ctx.agent.name)
-        open_ = t.tools.get(ctx.tool_call_id)
-        if open_ is not None:
-            return t, key, open_[1]
-        _end_halted(t, key)  # a model call still open was halted, and its tool calls run now
+        span = t.tools.get(ctx.tool_call_id)
+        if span is not None:
+            return span
         span = self._start(
             f"tool {ctx.tool.name}",
             self._agent_span(t, ctx.branch, ctx.agent.name),
@@ -206,22 +271,19 @@ class Tracing:
                 "adk.attempt": ctx.attempt,
             },
         )
-        t.tools[ctx.tool_call_id] = (key, span, None)
-        return t, key, span
+        t.tools[ctx.tool_call_id] = span
+        return span
 
     def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
         self._tool_span(ctx)
         return Cont(ctx)
 
     def on_tool_error(self, error: Exception, ctx: ToolContext) -> Raise:
-        t, key, span = self._tool_span(ctx)
-        span.record_exception(error, {"adk.attempt": ctx.attempt})
-        t.tools[ctx.tool_call_id] = (key, span, error)
+        self._tool_span(ctx).record_exception(error, {"adk.attempt": ctx.attempt})
         return Raise(error)
 
     def after_tool(self, result: Any, ctx: ToolContext) -> Any:
-        entry = self._trace(ctx.invocation, ctx.agent.name).tools.pop(ctx.tool_call_id, None)
-        if entry is not None:
-            entry[1].set_attribute("adk.attempt", ctx.attempt)
-            entry[1].end()
+        span = self._trace(ctx.invocation, ctx.agent.name).tools.get(ctx.tool_call_id)
+        if span is not None:
+            span.set_attribute("adk.attempt", ctx.attempt)
         return result

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Seque
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from adk.errors import AdkError
+from adk.errors import ScriptError
 from adk.events import LlmResponse
 from adk.models.base import LlmRequest
 from adk.recovery import set_testing
@@ -32,10 +32,6 @@ Step: TypeAlias = (
 )
 """One scripted model call: a response, a text answer, an exception to raise, a `Stream`, or a
 function of the request that returns a response or text."""
-
-
-class ScriptError(AdkError, AssertionError):
-    """A `ScriptedModel` was called more, or fewer, times than scripted."""
 
 
 class ScriptedModel:

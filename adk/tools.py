@@ -27,7 +27,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import CoreSchema, ErrorDetails, from_json, to_json
+from pydantic_core import CoreSchema, ErrorDetails, PydanticSerializationError, from_json, to_json
 from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
 from adk.callbacks.registry import is_async
@@ -191,12 +191,48 @@ def parse_arguments(tool_name: str, raw: str) -> dict[str, Any]:
 
 
 def result_to_text(result: Any) -> str:
-    """A tool's result as the text sent to the model: a str as is, data as JSON, anything else str()."""
+    """A tool's result as the text sent to the model: a str as is, data as JSON, anything else str().
+
+    Within data, values JSON cannot hold are written with str(); data that cannot be written at
+    all (a list that holds itself) is written with str() whole.
+    """
     if isinstance(result, str):
         return result
-    if isinstance(result, _JSON_TYPES) or (dataclasses.is_dataclass(result) and not isinstance(result, type)):
-        return to_json(result, fallback=str).decode()
+    if isinstance(result, _JSON_TYPES) or _is_dataclass(result):
+        try:
+            return to_json(result, fallback=str).decode()
+        except PydanticSerializationError:
+            pass
+        try:  # pydantic refuses bytes that are not UTF-8 rather than calling the fallback
+            return to_json(_undecodable_as_str(result), fallback=str).decode()
+        except (PydanticSerializationError, RecursionError):
+            pass
     return str(result)
+
+
+def _undecodable_as_str(value: Any) -> Any:
+    """`value`, in plain containers, with each bytes value that is not UTF-8 replaced by its str()."""
+    match value:
+        case bytes() | bytearray():
+            try:
+                value.decode()
+            except UnicodeDecodeError:
+                return str(value)
+            return value
+        case BaseModel():
+            return _undecodable_as_str(value.model_dump())
+        case Mapping():
+            return {_undecodable_as_str(k): _undecodable_as_str(v) for k, v in value.items()}
+        case list() | tuple() | set() | frozenset():
+            return [_undecodable_as_str(v) for v in value]
+        case _ if _is_dataclass(value):
+            return {f.name: _undecodable_as_str(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        case _:
+            return value
+
+
+def _is_dataclass(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 _VALID_NAME = r"[A-Za-z0-9_-]{1,64}"

@@ -1,10 +1,10 @@
 """Microseconds per hook call of the chain helpers, beside a hand-written loop doing the same work.
 
-The hand-written loop is the floor (DESIGN §7): call the hook, check that the result is a `Cont`
-(for `run_after`: take the output), thread the value on; the async variant awaits each hook.
-Both are awaited once per chain run, in the same event loop, so the fixed cost of a coroutine
-call is in both. Run from the project root: `python -m benchmarks.chain`.
-"""
+The hand-written loop is the floor (docs/runtime.md): call the hook, check that the result is a
+`Cont` of a context of the type given (for `run_after`: that the output is an `LlmResponse`, as
+`after_model` must return), thread the value on; the async variant awaits each hook. Both are
+awaited once per chain run, in the same event loop, so the fixed cost of a coroutine call is in
+both. Run from the project root: `python -m benchmarks.chain`."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from functools import partial
 from typing import Any
 
 from adk.callbacks import Callbacks, Cont, run_after, run_before
+from adk.events import LlmResponse
 
 SIZES = (1, 3, 10)
 HOOK_CALLS = 200_000
-"""Hook calls per timing; chains of n callbacks run HOOK_CALLS // n times."""
-REPEATS = 7
+"""Hook calls timed per row, for adk and for the floor; chains of n callbacks run HOOK_CALLS // n times."""
+TRIALS = 100
 
 
 class SyncNoop:
@@ -40,18 +41,20 @@ class AsyncNoop:
 
 
 async def floor_before_sync(fns: tuple[Callable[[Any], Any], ...], ctx: object) -> object:
+    kind = type(ctx)
     for fn in fns:
         result = fn(ctx)
-        if type(result) is not Cont:
+        if type(result) is not Cont or type(result.ctx) is not kind:
             return result
         ctx = result.ctx
     return Cont(ctx)
 
 
 async def floor_before_async(fns: tuple[Callable[[Any], Any], ...], ctx: object) -> object:
+    kind = type(ctx)
     for fn in fns:
         result = await fn(ctx)
-        if type(result) is not Cont:
+        if type(result) is not Cont or type(result.ctx) is not kind:
             return result
         ctx = result.ctx
     return Cont(ctx)
@@ -60,25 +63,17 @@ async def floor_before_async(fns: tuple[Callable[[Any], Any], ...], ctx: object)
 async def floor_after_sync(fns: tuple[Callable[[Any, Any], Any], ...], value: object, ctx: object) -> object:
     for fn in fns:
         value = fn(value, ctx)
+        if type(value) is not LlmResponse:
+            raise TypeError(value)
     return value
 
 
 async def floor_after_async(fns: tuple[Callable[[Any, Any], Any], ...], value: object, ctx: object) -> object:
     for fn in fns:
         value = await fn(value, ctx)
+        if type(value) is not LlmResponse:
+            raise TypeError(value)
     return value
-
-
-def seconds(make: Callable[[], Coroutine[Any, Any, object]], runs: int) -> float:
-    """Seconds for `runs` awaits of `make()`, all inside one event loop."""
-
-    async def loop() -> float:
-        start = time.perf_counter()
-        for _ in range(runs):
-            await make()
-        return time.perf_counter() - start
-
-    return asyncio.run(loop())
 
 
 def best_of(
@@ -86,16 +81,33 @@ def best_of(
     floor_call: Callable[[], Coroutine[Any, Any, object]],
     runs: int,
 ) -> tuple[float, float]:
-    """Best of REPEATS for each, the two timed in turn so that a busy machine slows both alike."""
-    adk, floor = [], []
-    for _ in range(REPEATS):
-        adk.append(seconds(adk_call, runs))
-        floor.append(seconds(floor_call, runs))
-    return min(adk), min(floor)
+    """Seconds for `runs` awaits of each, the best of TRIALS short timings taken in turn.
+
+    Short timings interleaved, and the best of each kept: on a busy machine some of them run
+    undisturbed, and a slow spell slows both alike.
+    """
+    per_trial = max(1, runs // TRIALS)
+
+    async def timed(make: Callable[[], Coroutine[Any, Any, object]]) -> float:
+        start = time.perf_counter()
+        for _ in range(per_trial):
+            await make()
+        return time.perf_counter() - start
+
+    async def trials() -> tuple[float, float]:
+        adk = floor = float("inf")
+        for _ in range(TRIALS):
+            adk = min(adk, await timed(adk_call))
+            floor = min(floor, await timed(floor_call))
+        return adk, floor
+
+    adk, floor = asyncio.run(trials())
+    return adk / per_trial * runs, floor / per_trial * runs
 
 
 def main() -> None:
     ctx = object()
+    response = LlmResponse.text("hi")  # what after_model must return: the chain checks it
     print(f"{'helper':<11}{'hooks':<7}{'chain':>6}{'adk µs/hook':>13}{'floor µs/hook':>15}{'ratio':>8}")
     ratios: list[float] = []
     for kind, cls in (("sync", SyncNoop), ("async", AsyncNoop)):
@@ -114,8 +126,8 @@ def main() -> None:
                 ),
                 (
                     "run_after",
-                    partial(run_after, callbacks, "after_model", ctx, ctx),
-                    partial(floor_after, afters, ctx, ctx),
+                    partial(run_after, callbacks, "after_model", response, ctx),
+                    partial(floor_after, afters, response, ctx),
                 ),
             )
             runs = HOOK_CALLS // n

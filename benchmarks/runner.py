@@ -1,8 +1,8 @@
-"""Framework overhead of the runtime: workloads S1-S4 of DESIGN §7 with a model that answers at once.
+"""Framework overhead of the runtime: workloads S1-S4 of docs/runtime.md with a model that answers at once.
 
 Run from the project root: `python -m benchmarks.runner` (`--quick` for a smoke run, `--profile S2`
 to print where the time goes). Prints medians of CPU time per invocation (steadier than wall time
-on a shared machine), S4's wall time, and this machine's speed against DESIGN's per-hook floor.
+on a shared machine), S4's wall time, and this machine's speed against the design's per-hook floor (0.23 µs).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ async def per_invocation_us(workload: str, n: int, rounds: int) -> float:
 
 
 def floor_us() -> float:
-    """DESIGN §7's per-hook floor measured here: call a sync hook, check for `Cont`, thread the context."""
+    """The design's per-hook floor measured here: call a sync hook, check for `Cont`, thread the context."""
 
     class Hook:
         def before_model(self, ctx: int) -> Cont[int]:
@@ -236,7 +236,9 @@ def main() -> None:
         return asyncio.run(per_invocation_us(workload, n, rounds))
 
     floor = floor_us()
-    print(f"this machine: per-hook floor {floor:.2f} µs, DESIGN's 0.23: scale targets by {floor / 0.23:.1f}")
+    print(
+        f"this machine: per-hook floor {floor:.2f} µs, the design's 0.23: scale targets by {floor / 0.23:.1f}"
+    )
     measure("S2")  # warm up
     s1, s2 = measure("S1"), measure("S2")
     Noop.calls = 0

@@ -30,8 +30,8 @@ class Redact:
             return response
         redacted = response.model_copy(deep=True)
         for choice in redacted.choices:
-            if choice.message is not None:
-                choice.message.content = redact(choice.message.content)
+            if choice.message is not None:  # messages are frozen: put a changed copy in its place
+                choice.message = choice.message.model_copy(update={"content": redact(choice.message.content)})
         return redacted
 
 

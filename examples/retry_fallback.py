@@ -1,8 +1,8 @@
 """A retry-then-fallback policy: retry the primary model, then fall back to a backup.
 
-`RetryThenFallback` retries transient errors on each model as its policy says (here: two
-attempts), then moves on to the next model. The agent's `RetryPolicy` sets the wait between
-attempts. Run it: python examples/retry_fallback.py
+`RetryThenFallback` retries transient errors on each model as its own policy says (here: two
+attempts, 0.1 s apart), then moves on to the next model. The agent's `RetryPolicy` still bounds
+every envelope. Run it: python examples/retry_fallback.py
 """
 
 import tenacity
@@ -30,9 +30,11 @@ def main() -> str:
         model=primary,
         callbacks=[
             ShowFailures(),
-            RetryThenFallback([backup], RetryPolicy(stop=tenacity.stop_after_attempt(2))),
+            RetryThenFallback(
+                [backup], RetryPolicy(stop=tenacity.stop_after_attempt(2), wait=tenacity.wait_fixed(0.1))
+            ),
         ],
-        retry_policy=RetryPolicy(wait=tenacity.wait_fixed(0.1)),
+        retry_policy=RetryPolicy(stop=tenacity.stop_after_attempt(5)),
     )
     final = Runner(agent).run_sync("user", "session", "Hi!")[-2]
     print(f"{final.author} (via {final.model}): {final.content}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +21,9 @@ from adk.context import (
 )
 from adk.events import Message
 from adk.runner import Runner
+from adk.sessions import SqliteSessionService
 from adk.testing import ScriptedModel
-from tests._runtime import Recorder, Tool, call, calls, run
+from tests._runtime import Recorder, Tool, call, calls, run, summary
 
 
 def test_state_reads_through_its_delta_and_records_changes() -> None:
@@ -50,6 +53,72 @@ def test_state_setting_none_deletes_and_deleting_a_missing_key_is_a_key_error() 
     with pytest.raises(KeyError):
         del state["missing"]
     assert state.take_delta() == {"a": None}
+
+
+def test_state_refuses_a_value_json_cannot_hold_where_it_is_set() -> None:
+    state = State({"a": 1})
+    with pytest.raises(TypeError, match=r"^state\['when'\]: JSON cannot hold a value of type object \("):
+        state["when"] = object()
+    with pytest.raises(TypeError, match=r"^state\['deep'\]: JSON cannot hold a value of type dict \("):
+        state.update(deep={"fine": [1, 2], "bad": {1, object()}})
+    state["day"] = datetime.date(2026, 1, 2)  # stored as JSON stores it: an ISO string
+    state["pair"] = (1, 2)
+    assert state.take_delta() == {"day": datetime.date(2026, 1, 2), "pair": (1, 2)}
+
+
+async def test_a_tool_that_sets_a_value_json_cannot_hold_gets_an_error_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    def keep(args: dict[str, Any], ctx: ToolContext) -> str:
+        ctx.state["handle"] = open  # a function: nothing JSON can hold
+        return "kept"
+
+    model = ScriptedModel([calls(call("keep", "c1")), "could not keep it"])
+    async with SqliteSessionService(tmp_path / "s.sqlite3") as store:
+        runner = Runner(LlmAgent("root", model=model, tools=[Tool("keep", keep)]), session_service=store)
+        events = await run(runner)
+        stored = await store.get("u", "s")
+
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("model", "root", "", [("keep", "{}")]),
+        (
+            "tool",
+            "root",
+            "keep",
+            "c1",
+            TOOL_ERROR.format("handle", FUNCTION),
+        ),
+        ("model", "root", "could not keep it"),
+        ("done", "root"),
+    ]
+    assert stored is not None and stored.events == events
+    assert stored.state == {}
+
+
+class Remember:
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        ctx.state["model"] = ctx.model
+        return Cont(ctx)
+
+
+async def test_a_callback_that_sets_a_value_json_cannot_hold_fails_naming_itself_and_the_key() -> None:
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["unused"]), callbacks=[Remember()]))
+    events = await run(runner)
+
+    assert [summary(e) for e in events] == [
+        ("model", "user", "hi"),
+        ("error", "root", "CallbackError", "callback:Remember.before_model"),
+    ]
+    assert events[-1].error is not None
+    assert "state['model']: JSON cannot hold a value of type ScriptedModel" in events[-1].error.message
+
+
+FUNCTION = "builtin_function_or_method"
+TOOL_ERROR = (
+    "Error: TypeError: state[{0!r}]: JSON cannot hold a value of type {1} "
+    "(Unable to serialize unknown type: <class '{1}'>)"
+)
 
 
 class Timing:

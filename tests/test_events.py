@@ -176,6 +176,25 @@ def test_from_response_fields_override_the_response() -> None:
     assert (response.id, response.done) == ("resp-1", True)
 
 
+# --- messages are frozen ----------------------------------------------------------------------------
+
+
+def test_a_message_cannot_change_in_place_and_a_copy_can_differ() -> None:
+    call = ToolCall.of("f", '{"x": 1}', id="c1")
+    message = Message.assistant("hi", [call])
+
+    with pytest.raises(ValidationError, match="Instance is frozen"):
+        message.content = "changed"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="Instance is frozen"):
+        message.tool_calls[0].function.arguments = "{}"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        message.tool_calls.append(ToolCall.of("g"))  # type: ignore[attr-defined]
+    changed = message.model_copy(update={"content": "changed"})
+
+    assert (message.content, changed.content, changed.tool_calls) == ("hi", "changed", (call,))
+    assert Message.model_validate_json(message.model_dump_json()) == message
+
+
 # --- clone ----------------------------------------------------------------------------------------
 
 
@@ -187,11 +206,8 @@ def test_clone_is_equal_and_deep() -> None:
 
     message = clone.choices[0].message
     assert message is not None
-    message.content = "changed"
-    message.tool_calls[0].function.arguments = "{}"
-    message.tool_calls.append(ToolCall.of("g"))
-    assert clone.choices[0].delta is not None
-    clone.choices[0].delta.content = "changed"
+    clone.choices[0].message = message.model_copy(update={"content": "changed"})
+    clone.choices[0].delta = None
     clone.choices.append(Choice())
     assert clone.usage is not None
     clone.usage.total_tokens = 99
@@ -238,7 +254,7 @@ def test_text_builds_a_complete_assistant_answer() -> None:
         Choice(message=Message(role="assistant", content="the answer"), finish_reason="stop")
     ]
     assert (response.done, response.is_partial, response.model) == (True, False, "m")
-    assert (response.content, response.tool_calls) == ("the answer", [])
+    assert (response.content, response.tool_calls) == ("the answer", ())
     assert response.message == Message.assistant("the answer")
     assert response.delta is None
     assert LlmResponse.text("not yet", done=False).done is False
@@ -254,7 +270,7 @@ def test_calls_builds_a_tool_call_request() -> None:
     first, second = ToolCall.of("a", '{"x": 1}'), ToolCall.of("b")
     response = LlmResponse.calls(first, second, content="thinking")
 
-    assert response.tool_calls == [first, second]
+    assert response.tool_calls == (first, second)
     assert response.content == "thinking"
     assert response.choices[0].finish_reason == "tool_calls"
     assert response.done is True
@@ -274,12 +290,12 @@ def test_content_falls_back_to_the_delta_and_tool_calls_never_do() -> None:
     chunk = LlmResponse(choices=[Choice(delta=Message.assistant("chu", [ToolCall.of("f")]))], is_partial=True)
     assert chunk.content == "chu"
     assert chunk.message is None
-    assert chunk.tool_calls == []
+    assert chunk.tool_calls == ()
 
 
 def test_helpers_on_a_response_without_choices() -> None:
     empty = LlmResponse()
-    assert (empty.message, empty.delta, empty.content, empty.tool_calls) == (None, None, "", [])
+    assert (empty.message, empty.delta, empty.content, empty.tool_calls) == (None, None, "", ())
 
 
 def test_message_constructors() -> None:

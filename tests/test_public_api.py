@@ -48,7 +48,7 @@ def test_an_unknown_name_is_an_attribute_error_naming_it(module: types.ModuleTyp
 
 def test_import_adk_leaves_optional_parts_unloaded() -> None:
     # A fresh interpreter: this one has loaded everything already.
-    optional = ["adk.agui", "adk.sessions.sqlite", "sqlite3"]
+    optional = ["adk.agui", "adk.sessions.sqlite", "sqlite3", "adk.sessions.postgres", "asyncpg"]
     code = f"import sys, adk; print([m for m in {optional!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

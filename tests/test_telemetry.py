@@ -4,24 +4,29 @@ import subprocess
 import sys
 
 import pytest
+import tenacity
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 from adk import (
+    AgentContext,
     Cont,
     Halt,
     LlmAgent,
     LlmResponse,
+    Message,
     ModelContext,
     ParallelAgent,
+    RetryPolicy,
     Runner,
     SequentialAgent,
     ToolCall,
+    ToolContext,
 )
 from adk.errors import AuthenticationError, ServerError
-from adk.recovery import FallbackModels
+from adk.recovery import FallbackModels, Testing
 from adk.telemetry import Tracing
 from adk.testing import ScriptedModel
 from tests._runtime import Tool, echo
@@ -65,7 +70,7 @@ def named(spans: tuple[ReadableSpan, ...], name: str) -> ReadableSpan:
 
 
 async def test_spans_for_invocation_agent_model_attempts_and_tools(
-    tracing: Tracing, exporter: InMemorySpanExporter
+    tracing: Tracing, exporter: InMemorySpanExporter, testing: Testing
 ) -> None:
     model = ScriptedModel(
         [
@@ -109,7 +114,7 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
     }
     assert second.attributes is not None
     assert second.attributes["adk.attempt"] == 2
-    (event,) = second.events
+    event, decision = second.events
     assert event.name == "exception"
     assert dict(event.attributes or {}) | {"exception.stacktrace": ""} == {
         "exception.type": "adk.errors.ServerError",
@@ -118,6 +123,15 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
         "exception.escaped": "False",
         "adk.attempt": 1,
         "adk.model": "scripted",
+    }
+    assert decision.name == "adk.decision"  # read from the run's events
+    assert dict(decision.attributes or {}) == {
+        "adk.decision": "retried",
+        "adk.by": "callback:RetryPolicy.on_model_error",
+        "adk.target": "model:scripted",
+        "adk.attempt": 2,
+        "adk.wait": testing.waits[0],
+        "adk.error": "ServerError",
     }
     assert second.status.status_code is StatusCode.UNSET
 
@@ -180,9 +194,18 @@ async def test_a_fallback_to_another_model_is_one_model_span(
     model = named(exporter.get_finished_spans(), "model primary")
     assert model.attributes is not None
     assert (model.attributes["adk.model"], model.attributes["adk.attempt"]) == ("backup", 1)
-    assert [(e.name, dict(e.attributes or {})["adk.model"]) for e in model.events] == [
-        ("exception", "primary")
-    ]
+    exception, decision = model.events
+    assert (exception.name, (exception.attributes or {})["adk.model"]) == ("exception", "primary")
+    assert (decision.name, dict(decision.attributes or {})) == (
+        "adk.decision",
+        {
+            "adk.decision": "fell_back",
+            "adk.by": "callback:FallbackModels.on_model_error",
+            "adk.target": "model:primary",
+            "adk.to": "model:backup",
+            "adk.error": "AuthenticationError",
+        },
+    )
     assert model.status.status_code is StatusCode.UNSET
 
 
@@ -198,7 +221,12 @@ async def test_a_halted_model_call_is_marked(tracing: Tracing, exporter: InMemor
     assert events[-2].content == "no"
     spans = exporter.get_finished_spans()
     assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
-    assert (named(spans, "model scripted").attributes or {})["adk.halted"] is True
+    model = named(spans, "model scripted")
+    assert (model.attributes or {})["adk.halted"] is True
+    assert (model.attributes or {})["adk.halted_by"] == "callback:Guard.before_model"
+    assert [dict(e.attributes or {}) for e in model.events] == [
+        {"adk.decision": "halted", "adk.by": "callback:Guard.before_model", "adk.target": "model:scripted"}
+    ]
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
 
 
@@ -240,3 +268,66 @@ def test_import_adk_does_not_import_opentelemetry() -> None:
     code = "import sys, adk; print(any(m.startswith('opentelemetry') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class Refuse:
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[str]:
+        return Halt("refused") if ctx.tool.name == "delete" else Cont(ctx)
+
+
+async def test_tool_decisions_are_span_events_read_from_the_tool_responses(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    failures = [ConnectionError("reset")]
+
+    def fetch(args: dict[str, object], ctx: ToolContext) -> str:
+        if failures:
+            raise failures.pop()
+        return "page"
+
+    calls = LlmResponse.calls(ToolCall.of("delete", id="c1"), ToolCall.of("fetch", id="c2"))
+    model = ScriptedModel([calls, "done"])
+    tools = [Tool("delete", echo), Tool("fetch", fetch, idempotent=True)]
+    policy = RetryPolicy(wait=tenacity.wait_fixed(0.5))
+    agent = LlmAgent("a", model=model, tools=tools, callbacks=[Refuse()])
+    [e async for e in Runner(agent, callbacks=[tracing], retry_policy=policy).run("u", "s", "hi")]
+    spans = exporter.get_finished_spans()
+    delete, fetch_span = named(spans, "tool delete"), named(spans, "tool fetch")
+    assert (delete.attributes or {})["adk.halted_by"] == "callback:Refuse.before_tool"
+    assert [dict(e.attributes or {}) for e in delete.events] == [
+        {"adk.decision": "halted", "adk.by": "callback:Refuse.before_tool", "adk.target": "tool:delete"}
+    ]
+    assert [(e.name, dict(e.attributes or {}).get("adk.decision")) for e in fetch_span.events] == [
+        ("exception", None),
+        ("adk.decision", "retried"),
+    ]
+    assert dict(fetch_span.events[1].attributes or {})["adk.wait"] == 0.5
+    assert fetch_span.status.status_code is StatusCode.UNSET
+
+
+class Closed:
+    def before_agent(self, ctx: AgentContext) -> Cont[AgentContext] | Halt[str]:
+        return Halt("closed")
+
+
+class Sign:
+    def after_agent(self, output: Message | None, ctx: AgentContext) -> Message | None:
+        return Message.assistant("signed")
+
+
+async def test_a_halted_agent_span_ends_marked_and_a_replaced_answer_is_noted_on_its_parent(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    halted = LlmAgent("first", model=ScriptedModel([]), callbacks=[Closed()])
+    [e async for e in Runner(halted, callbacks=[tracing]).run("u", "s", "hi")]
+    agent = named(exporter.get_finished_spans(), "agent first")
+    assert (agent.attributes or {})["adk.halted_by"] == "callback:Closed.before_agent"
+    assert agent.status.status_code is StatusCode.UNSET and not (agent.attributes or {}).get("adk.stopped")
+
+    exporter.clear()
+    signed = LlmAgent("second", model=ScriptedModel(["hello"]), callbacks=[Sign()])
+    [e async for e in Runner(signed, callbacks=[tracing]).run("u", "s", "hi")]
+    root = named(exporter.get_finished_spans(), "invocation second")
+    assert [dict(e.attributes or {}) for e in root.events] == [
+        {"adk.decision": "replaced", "adk.by": "callback:Sign.after_agent", "adk.target": "agent:second"}
+    ]

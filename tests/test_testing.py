@@ -76,7 +76,7 @@ async def test_a_streamed_tool_call_streams_its_arguments_after_the_text() -> No
         (True, "", [("c1", "t", ' b"}')]),
         (True, "", [("c2", "u", "{}")]),
     ]
-    assert (got[-1].is_partial, got[-1].tool_calls) == (False, [call("t", "c1", q="a b"), call("u", "c2")])
+    assert (got[-1].is_partial, got[-1].tool_calls) == (False, (call("t", "c1", q="a b"), call("u", "c2")))
 
 
 async def test_calling_more_times_than_scripted_is_a_clear_error() -> None:

@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, cast
 import pytest
 from pydantic import BaseModel, Field
 
+from adk.agents import LlmAgent
 from adk.context import Invocation, ToolContext
 from adk.errors import ToolArgumentsError
-from adk.events import Message
+from adk.events import LlmResponse, Message, ObjectType, ToolCall
+from adk.runner import Runner
 from adk.sessions import Session
+from adk.testing import ScriptedModel
 from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text, tool
 
 if TYPE_CHECKING:
@@ -522,6 +525,20 @@ def test_parse_arguments_errors_name_the_tool_and_the_problem(raw: str, problem:
 # --- result_to_text -----------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class Blob:
+    data: bytes
+    parts: list[bytes]
+
+
+class Packet(BaseModel):
+    payload: bytes
+
+
+CIRCULAR: list[Any] = []
+CIRCULAR.append(CIRCULAR)
+
+
 class Opaque:
     def __str__(self) -> str:
         return "opaque!"
@@ -544,7 +561,29 @@ class Opaque:
         (42, "42"),
         (True, "true"),
         (Opaque(), "opaque!"),
+        (
+            {"magic": b"\x89PNG\xff", "text": b"utf-8 \xc3\xa9"},
+            '{"magic":"b\'\\\\x89PNG\\\\xff\'","text":"utf-8 é"}',
+        ),
+        (Blob(b"\xff", [b"\xfe"]), '{"data":"b\'\\\\xff\'","parts":["b\'\\\\xfe\'"]}'),
+        (Packet(payload=b"\xff"), '{"payload":"b\'\\\\xff\'"}'),
+        ({b"\xff": 1}, "{\"b'\\\\xff'\":1}"),
+        (CIRCULAR, "[[...]]"),
     ],
 )
 def test_result_to_text(result: Any, text: str) -> None:
     assert result_to_text(result) == text
+
+
+def test_a_tool_returning_bytes_that_are_not_utf8_gives_the_model_its_result() -> None:
+    @tool
+    def header() -> dict[str, bytes]:
+        """The first bytes of the file."""
+        return {"magic": b"\x89PNG\xff"}
+
+    model = ScriptedModel([LlmResponse.calls(ToolCall.of("header", id="c1")), "a PNG"])
+    events = Runner(LlmAgent("a", model=model, tools=[header])).run_sync("u", "s", "what is it?")
+
+    result = next(e for e in events if e.object == ObjectType.TOOL_RESPONSE)
+    assert (result.error, result.content) == (None, '{"magic":"b\'\\\\x89PNG\\\\xff\'"}')
+    assert model.requests[1].messages[-1].content == result.content

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
+from typing import assert_never
 
 from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.decisions import Decision, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Halt
 from adk.context import AgentContext, Invocation
 from adk.errors import locate
@@ -53,14 +55,18 @@ class BaseAgent(ABC):
         hooks = invocation.hooks_for(self)
         ctx = AgentContext(invocation, self, branch)
         if hooks.get("before_agent"):
-            started = await run_before(hooks, "before_agent", ctx)
+            deciders: list[object] = []
+            started = await run_before(hooks, "before_agent", ctx, deciders=deciders)
             match started:
                 case Halt(value=content):
                     invocation.end_invocation()
-                    yield self._final_event(ctx, content)
+                    halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
+                    yield self._final_event(ctx, content, (halted,))
                     return
                 case Cont(ctx=ctx):
                     pass
+                case unreachable:
+                    assert_never(unreachable)
             if invocation.state.has_delta:
                 yield self._state_event(ctx)
 
@@ -84,9 +90,12 @@ class BaseAgent(ABC):
 
         if invocation.ended or not hooks.get("after_agent"):
             return
-        replaced = await run_after(hooks, "after_agent", output, ctx)
+        by: list[object] = []
+        replaced = await run_after(hooks, "after_agent", output, ctx, deciders=by)
         if replaced is not None and replaced is not output:
-            yield self._final_event(ctx, replaced)
+            target = f"agent:{self.name}"
+            decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
+            yield self._final_event(ctx, replaced, decisions)
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
 
@@ -94,7 +103,9 @@ class BaseAgent(ABC):
     def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         """The agent's own work, as events."""
 
-    def _final_event(self, ctx: AgentContext, content: Message | str) -> Event:
+    def _final_event(
+        self, ctx: AgentContext, content: Message | str, decisions: tuple[Decision, ...]
+    ) -> Event:
         message = Message.assistant(content) if isinstance(content, str) else content
         event = Event.new(
             ctx.invocation_id,
@@ -103,6 +114,7 @@ class BaseAgent(ABC):
             choices=[Choice(message=message, finish_reason="stop")],
             done=True,
         )
+        event.decisions = decisions
         return _carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:

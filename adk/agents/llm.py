@@ -1,6 +1,6 @@
 """`LlmAgent`: calls a model, runs the tools it asks for, and loops until it answers.
 
-Each model call and each tool call is one envelope (DESIGN §4): `before_*` once, attempts
+Each model call and each tool call is one envelope (docs/recovery.md): `before_*` once, attempts
 inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_*` once.
 """
 
@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
+from adk.agents.resume import RESUMING, finish_calls, pending_calls
 from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.decisions import Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks
+from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
-    AdkError,
+    MaxIterationsExceeded,
     StreamInterruptedError,
     ToolArgumentsError,
     ToolNotFoundError,
@@ -27,17 +29,13 @@ from adk.errors import (
 )
 from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.models.base import LlmRequest, Model
-from adk.recovery import RetryPolicy, policy_callbacks, recover, sleep
+from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
 
 
 _NONE: frozenset[str] = frozenset()
-
-
-class MaxIterationsExceeded(AdkError):
-    """The model kept asking for tools beyond the agent's `max_iterations`."""
 
 
 class _MissingTool(BaseTool):
@@ -159,6 +157,16 @@ class LlmAgent(BaseAgent):
                     f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
                 )
             declarations = [*declarations, *invocation.client_tools]
+        if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
+            pending = pending_calls(ctx)
+            if pending is None:
+                return
+            finished = await finish_calls(
+                ctx, pending, self.tools, lambda call: self._call_tool(ctx, call, recovery, policy)
+            )
+            for result in finished:
+                yield result
+                messages.extend(c.message for c in result.choices if c.message is not None)
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
@@ -168,29 +176,26 @@ class LlmAgent(BaseAgent):
                 tools=declarations,
                 stream=invocation.stream,
             )
-            response: LlmResponse | None = None
+            response: Event | None = None
             envelope = self._call_model(ctx, request, recovery, policy)
             try:
-                async for item in envelope:
-                    if isinstance(item, Event):
-                        yield item
-                    else:
-                        response = item
+                async for event in envelope:
+                    if not event.is_partial:
+                        response = event
+                        if client and (
+                            waiting := [c.id for c in event.tool_calls if c.function.name in client]
+                        ):
+                            event.long_running_tool_ids = waiting
+                    yield event
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
-            assert response is not None
-            calls = response.tool_calls
-            event = Event.from_response(
-                ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
-            )
-            waiting = [c.id for c in calls if c.function.name in client] if client else []
-            if waiting:
-                event.long_running_tool_ids = waiting
-            yield event
+            if response is None:  # every path of the envelope ends in a response, or raises
+                raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
                 messages.append(response.message)
+            calls, waiting = response.tool_calls, response.long_running_tool_ids
             if waiting:
-                calls = [c for c in calls if c.id not in waiting]
+                calls = tuple(c for c in calls if c.id not in waiting)
             if calls:
                 results = await self._call_tools(ctx, calls, recovery, policy)
                 for result in results:
@@ -207,17 +212,24 @@ class LlmAgent(BaseAgent):
 
     async def _call_model(
         self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
-    ) -> AsyncGenerator[Event | LlmResponse, None]:
-        """One model envelope: yields partial events, then the final response."""
+    ) -> AsyncGenerator[Event, None]:
+        """One model envelope: yields partial events, then the final response's event."""
         mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
+        attempts = policy.attempts()
         if hooks.get("before_model"):
-            match await run_before(hooks, "before_model", mctx):
+            deciders: list[object] = []
+            started = await run_before(hooks, "before_model", mctx, deciders=deciders)
+            match started:
                 case Halt(value=halted):
-                    yield halted
+                    attempts.decided(
+                        Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}")
+                    )
+                    yield self._response(ctx, halted, attempts)
                     return
                 case Cont(ctx=mctx):
                     pass
-        attempts = policy.attempts()
+                case unreachable:
+                    assert_never(unreachable)
         while True:
             streamed = False
             response: LlmResponse | None = None
@@ -234,20 +246,52 @@ class LlmAgent(BaseAgent):
                     await _close(stream)
                 if response is None:
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
+                final = response
                 break
             except Exception as error:
                 locate(error, f"model:{mctx.model.name}")
                 decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+                yield self._attempt_failed(ctx, mctx, error, attempts)
                 if streamed:
                     yield self._discarded(ctx, mctx)
                 match decision:
-                    case Fallback(value=response):
+                    case Fallback(value=final):
                         break
                     case Retry(ctx=mctx, delay=wait):
                         await sleep(wait or 0.0)
+                    case other:
+                        assert_never(other)
         if hooks.get("after_model"):
-            response = await run_after(hooks, "after_model", response, mctx)
-        yield response
+            replaced: list[object] = []
+            final = await run_after(hooks, "after_model", final, mctx, deciders=replaced)
+            for owner in replaced:
+                attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
+        yield self._response(ctx, final, attempts)
+
+    def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
+        """The event of an envelope's final response, with the decisions that shaped it."""
+        event = Event.from_response(
+            ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
+        )
+        decisions = attempts.decisions
+        if decisions is not None:  # set only when there are some: validating even none costs
+            event.decisions = tuple(decisions)
+        return event
+
+    def _attempt_failed(
+        self, ctx: AgentContext, mctx: ModelContext, error: Exception, attempts: Attempts
+    ) -> Event:
+        """Tells consumers at once how a failed attempt was recovered (the response repeats it)."""
+        decisions = attempts.decisions
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            object=ObjectType.ATTEMPT_FAILED,
+            is_partial=True,
+            error=ErrorInfo.of(error, where(error)),
+            decisions=() if decisions is None else (decisions[-1],),
+        )
 
     def _discarded(self, ctx: AgentContext, mctx: ModelContext) -> Event:
         """Tells consumers to roll back the partial output of a failed streamed attempt."""
@@ -265,11 +309,20 @@ class LlmAgent(BaseAgent):
         )
 
     async def _call_tools(
-        self, ctx: AgentContext, calls: list[ToolCall], hooks: Callbacks, policy: RetryPolicy
+        self, ctx: AgentContext, calls: Sequence[ToolCall], hooks: Callbacks, policy: RetryPolicy
     ) -> list[Event]:
         if len(calls) == 1:
             return [await self._call_tool(ctx, calls[0], hooks, policy)]
-        return list(await asyncio.gather(*(self._call_tool(ctx, c, hooks, policy) for c in calls)))
+        tasks = [asyncio.create_task(self._call_tool(ctx, c, hooks, policy)) for c in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # A tool that raised CancelledError itself ends the gather at once: its siblings
+            # must not run on after the run ended.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def _call_tool(
         self, ctx: AgentContext, call: ToolCall, hooks: Callbacks, policy: RetryPolicy
@@ -279,22 +332,21 @@ class LlmAgent(BaseAgent):
         name = call.function.name
         tool, args, error = self._prepare(call)
         tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)
+        attempts = policy.attempts()
         try:
-            if error is None:
-                halted, result, tctx = await self._before_tool(hooks, tctx)
-                if not halted:
-                    result, tctx = await self._attempt_tool(hooks, policy, tctx)
-            else:
-                result, tctx = await self._attempt_tool(hooks, policy, tctx, error)
+            result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
             if hooks.get("after_tool"):
-                result = await run_after(hooks, "after_tool", result, tctx)
+                replaced: list[object] = []
+                result = await run_after(hooks, "after_tool", result, tctx, deciders=replaced)
+                for owner in replaced:
+                    attempts.decided(Replaced(decided_by(owner, "after_tool"), f"tool:{tctx.tool.name}"))
             content, info = result_to_text(result), None
         except Exception as e:
             content = self._error_text(ctx, tctx.tool, e)
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")
         finally:
             _current_tool_call_id.reset(token)
-        return Event.new(
+        event = Event.new(
             ctx.invocation_id,
             self.name,
             branch=ctx.branch,
@@ -302,6 +354,10 @@ class LlmAgent(BaseAgent):
             choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
             error=info,
         )
+        decisions = attempts.decisions
+        if decisions is not None:
+            event.decisions = tuple(decisions)
+        return event
 
     def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
@@ -327,31 +383,57 @@ class LlmAgent(BaseAgent):
             )
         return f"Error: {type(error).__name__}: {error}"
 
-    async def _before_tool(self, hooks: Callbacks, tctx: ToolContext) -> tuple[bool, Any, ToolContext]:
-        if not hooks.get("before_tool"):
-            return False, None, tctx
-        match await run_before(hooks, "before_tool", tctx):
-            case Halt(value=value):
-                return True, value, tctx
-            case Cont(ctx=tctx):
-                return False, None, tctx
-
     async def _attempt_tool(
-        self, hooks: Callbacks, policy: RetryPolicy, tctx: ToolContext, error: Exception | None = None
+        self, hooks: Callbacks, attempts: Attempts, tctx: ToolContext, error: Exception | None
     ) -> tuple[Any, ToolContext]:
-        """Attempts of one tool call; `error` when the call could not even start (unknown tool, bad JSON)."""
-        attempts = policy.attempts()
+        """The attempts of one tool call: its result, or what stands in for it, and the last context.
+
+        `error` when the call could not even start (an unknown tool, arguments that are not JSON).
+        `before_tool` guards every execution: no body runs with a tool and arguments its chain
+        has not passed. A retry with the same tool and equal arguments is not checked again; one
+        that changes either (repaired arguments, another tool, arguments edited in place) is.
+        """
+        guarded = bool(hooks.get("before_tool"))
+        passed: tuple[BaseTool, dict[str, Any]] | None = None
         while True:
             if error is None:
+                if guarded and (passed is None or tctx.tool is not passed[0] or tctx.args != passed[1]):
+                    deciders: list[object] = []
+                    checked = await run_before(hooks, "before_tool", tctx, deciders=deciders)
+                    match checked:
+                        case Halt(value=value):
+                            by = decided_by(deciders[0], "before_tool")
+                            attempts.decided(Halted(by, f"tool:{tctx.tool.name}"))
+                            return value, tctx
+                        case Cont(ctx=tctx):
+                            passed = (tctx.tool, _snapshot(tctx.args))
+                        case unreachable:
+                            assert_never(unreachable)
                 try:
                     args = tctx.tool.validate(tctx.args)
                     return await tctx.tool.run(args, tctx), tctx
                 except Exception as e:
                     error = e
             locate(error, f"tool:{tctx.tool.name}")
-            match await recover(hooks, "on_tool_error", error, tctx, attempts):
+            decision = await recover(hooks, "on_tool_error", error, tctx, attempts)
+            match decision:
                 case Fallback(value=value):
                     return value, tctx
                 case Retry(ctx=tctx, delay=wait):
                     await sleep(wait or 0.0)
                     error = None
+                case other:
+                    assert_never(other)
+
+
+def _snapshot(value: Any) -> Any:
+    """A copy of JSON-like arguments deep enough that an edit made in place later shows as a change."""
+    if type(value) is dict:
+        copied = dict(value)
+        for key, item in value.items():
+            if type(item) is dict or type(item) is list:
+                copied[key] = _snapshot(item)
+        return copied
+    if type(value) is list:
+        return [_snapshot(item) for item in value]
+    return value

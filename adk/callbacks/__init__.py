@@ -1,7 +1,8 @@
-"""The callback core: tagged results, one protocol per hook, registration and the chains."""
+"""The callback core: tagged results, one protocol per hook, registration, the chains, decisions."""
 
 from adk.callbacks.base import Callback
-from adk.callbacks.chain import run_after, run_before, run_on_error
+from adk.callbacks.chain import run_after, run_before, run_chain, run_on_error
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
 from adk.callbacks.protocols import (
     AfterAgent,
     AfterModel,
@@ -19,7 +20,7 @@ from adk.callbacks.protocols import (
     OnToolError,
     OnToolErrorResult,
 )
-from adk.callbacks.registry import HOOKS, Callbacks, HookName
+from adk.callbacks.registry import HOOKS, Callbacks, Hook, HookName, declare_hooks
 from adk.callbacks.results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Raise, Retry
 
 __all__ = [
@@ -37,19 +38,27 @@ __all__ = [
     "BeforeToolResult",
     "Callback",
     "Callbacks",
-    "Content",
     "Cont",
+    "Content",
+    "Decision",
     "ErrorResult",
     "Fallback",
+    "FellBack",
     "Halt",
+    "Halted",
+    "Hook",
     "HookName",
     "OnModelError",
     "OnModelErrorResult",
     "OnToolError",
     "OnToolErrorResult",
     "Raise",
+    "Replaced",
+    "Retried",
     "Retry",
+    "declare_hooks",
     "run_after",
     "run_before",
+    "run_chain",
     "run_on_error",
 ]

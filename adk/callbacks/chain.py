@@ -1,38 +1,67 @@
 """The chain helpers: thread a context (or a result, or an error) through a list of callbacks.
 
-Rules (DESIGN §3), in list order, callbacks without the hook skipped:
+Every chain runs in one core loop (`run_chain`); `run_before`, `run_after` and `run_on_error`
+are its typed doors for the agent, model and tool hooks, and adk.agui runs its translate hooks
+through it too. Rules (docs/callbacks.md), in list order, callbacks without the hook skipped:
 
-- `run_before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned;
-  an empty chain returns `Cont(ctx)`.
-- `run_after`: a left fold; each callback gets the previous one's output.
-- `run_on_error`: `Raise(e)` passes `e` on; the first `Retry` or `Fallback` wins; if none
-  recovers, `Raise(last_error)` is returned.
+- `before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned; an
+  empty chain returns `Cont(ctx)`.
+- `after`: a left fold; each callback gets the previous one's output.
+- `on_error`: `Raise(e)` passes `e` on; the first `Retry` or `Fallback` wins; if none recovers,
+  `Raise(last_error)` is returned.
+- `replace` (AG-UI translate hooks): None keeps the value; the first other answer replaces it.
+  Every hook sees the original value.
 
-A hook that raises, or returns what its hook may not return, fails: that is a `CallbackError`
-naming the callback, the hook and the cause (what it raised is `__cause__`). Precedence:
+Every answer is checked where it is given, against its hook's declaration (registry.py): the
+result kind, the value in a `Halt` or `Fallback` or returned by an `after` or `replace` hook, the
+context in a `Cont` or `Retry` (the type the hook received), the error in a `Raise`. A hook that
+raises, or answers what its hook may not, fails: that is a `CallbackError` naming the callback,
+the hook and the cause (what it raised is `__cause__`). Precedence:
 
 1. By default the first failure stops the chain and is raised, even when a `Halt` was already
    kept under `continue_on_response`: an error beats a response.
 2. With `continue_on_error`, a failing callback is passed over: its context, output or error is
    not threaded on, and the chain goes on.
-3. With `continue_on_error`, a response (`Halt`, `Retry`, `Fallback`) wins over the failures,
-   which are logged as warnings.
+3. With `continue_on_error`, a response (`Halt`, `Retry`, `Fallback`, a replacement) wins over
+   the failures, which are logged as warnings.
 4. With `continue_on_error` and no response, the first failure is raised when the chain ends
-   (for `run_after`, although the fold went on to the end).
-5. With `continue_on_response` (`run_before`), a `Halt` does not stop the chain: the `Cont`s
-   after it go on threading the context, and the last `Halt` wins.
+   (for an `after` chain, although the fold went on to the end).
+5. With `continue_on_response` (`before` and `replace` chains), a response does not stop the
+   chain: the `Cont`s after a `Halt` go on threading the context, and the last response wins.
 
-`asyncio.CancelledError` is never caught. A hook name that is not one of `HOOKS` is a
-`ValueError`: no callback could implement it, so the chain would silently do nothing.
+Who decided is data for events: given a list as `deciders`, a chain appends the callback whose
+answer won (a `Halt`, `Retry`, `Fallback` or replacement), or, in an `after` chain, each one that
+returned another object than it was given. It costs an identity check per `after` hook, nothing
+more, when nobody decides.
+
+`asyncio.CancelledError` is never caught. A hook name that is not declared, or a hook of
+another chain (`run_before(..., "after_model", ...)`), is a `ValueError`: the chain would
+silently do nothing, or do the wrong thing.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
-from adk.callbacks.registry import Callbacks, HookName, bad_result, hook_raised, unknown_hook
+from adk.callbacks.registry import (
+    AFTER,
+    BEFORE,
+    BY_CHAIN,
+    DECLARED,
+    ON_ERROR,
+    REPLACE,
+    Callbacks,
+    Hook,
+    HookImpl,
+    HookName,
+    callback_name,
+    hook_raised,
+    short_repr,
+    unknown_hook,
+)
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError
 
@@ -41,238 +70,351 @@ if TYPE_CHECKING:
     from adk.context import AgentContext, ModelContext, ToolContext
     from adk.events import LlmResponse, Message
 
-__all__ = ["run_after", "run_before", "run_on_error"]
+__all__ = ["run_after", "run_before", "run_chain", "run_on_error"]
 
 log = logging.getLogger(__name__)
 
 C = TypeVar("C")
 V = TypeVar("V")
 
+_GO_ON: Final = 0
+_ANSWER: Final = 1
+_WRONG: Final = 2
+_KIND: Final = ("Cont or Halt", "", "Retry, Fallback or Raise", "")
+
 
 def _log_dropped(error: CallbackError) -> None:
     log.warning("%s (ignored: continue_on_error and another callback answered)", error)
 
 
+def run_chain(
+    impls: tuple[HookImpl, ...],
+    hook: Hook,
+    value: Any,
+    ctx: Any = None,
+    *,
+    continue_on_error: bool = False,
+    continue_on_response: bool = False,
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Any]:
+    """Run `hook`'s chain over `impls`: the one core loop behind every chain (see the module docstring).
+
+    `value` is what is threaded: the context of a `before` chain (whose `ctx` is unused), the
+    value of an `after` or `replace` chain, the error of an `on_error` chain. Returns the
+    answer that won, else what was threaded, as `Cont(ctx)`, the value, or `Raise(error)`.
+    """
+    return _run(impls, hook, value, ctx, continue_on_error, continue_on_response, deciders)
+
+
+async def _run(
+    impls: tuple[HookImpl, ...],
+    hook: Hook,
+    value: Any,
+    ctx: Any,
+    continue_on_error: bool,
+    continue_on_response: bool,
+    deciders: list[object] | None,
+) -> Any:
+    before, after, on_error, exact, anything = hook.plan  # read once: the loop tests them on every call
+    received = type(value) if before else None  # the context type Conts must keep
+    answer: Any = None  # an answer is never None: a result, or a replacement
+    answered_by: object = None
+    first_error: CallbackError | None = None
+    for fn, is_async, owner in impls:
+        try:
+            out = fn(value) if before else fn(value, ctx)
+            if is_async:
+                out = await out
+        except Exception as e:
+            error = hook_raised(owner, hook.name, e)
+        else:
+            # The answers that go on, checked by exact type; anything else is judged below.
+            if before:
+                if type(out) is Cont and type(out.ctx) is received:
+                    value = out.ctx
+                    continue
+            elif after:
+                if type(out) is exact or anything:
+                    if out is not value and deciders is not None:
+                        deciders.append(owner)
+                    value = out
+                    continue
+            elif on_error:
+                if type(out) is Raise and isinstance(out.error, Exception):
+                    value = out.error
+                    continue
+            elif out is None:
+                continue
+            verdict, judged = _judge(hook, out, received or type(ctx))
+            if verdict == _GO_ON:
+                if after and judged is not value and deciders is not None:
+                    deciders.append(owner)
+                value = judged
+                continue
+            if verdict == _ANSWER:
+                if not continue_on_response:
+                    if first_error is not None:
+                        _log_dropped(first_error)
+                    if deciders is not None:
+                        deciders.append(owner)
+                    return out
+                answer, answered_by = out, owner
+                continue
+            error = CallbackError(callback_name(owner), hook.name, judged)
+        if on_error:
+            error.__context__ = value  # the error that was being handled
+        if not continue_on_error:
+            raise error
+        first_error = first_error or error
+    if answer is not None:
+        if first_error is not None:
+            _log_dropped(first_error)
+        if deciders is not None:
+            deciders.append(answered_by)
+        return answer
+    if first_error is not None:
+        raise first_error
+    if before:
+        return Cont(value)
+    if on_error:
+        return Raise(value)
+    return value
+
+
+def _judge(hook: Hook, out: Any, received: type) -> tuple[int, Any]:
+    """An answer the fast path did not take: `(_GO_ON, value)`, `(_ANSWER, out)` or `(_WRONG, problem)`."""
+    chain = hook.chain
+    cls = type(out)
+    if chain == BEFORE:
+        if cls is Cont:
+            return _context(hook, out, out.ctx, received, _GO_ON)
+        if cls is Halt:
+            return _carried(hook, out, out.value)
+    elif chain == ON_ERROR:
+        if cls is Raise:
+            if isinstance(out.error, Exception):
+                return _GO_ON, out.error
+            return _WRONG, _problem(hook, out, "the error of a Raise", "an Exception", out.error)
+        if cls is Retry:
+            return _context(hook, out, out.ctx, received, _ANSWER)
+        if cls is Fallback:
+            return _carried(hook, out, out.value)
+    elif hook.fits(out):
+        return (_GO_ON if chain == AFTER else _ANSWER), out
+    if inspect.iscoroutine(out):
+        out.close()  # never awaited: close it, or Python warns when it is collected
+        return _WRONG, "returned a coroutine; a hook that returns one must be an `async def`"
+    if chain in (AFTER, REPLACE):
+        return _WRONG, _problem(hook, out, hook.name, hook.allowed, out, "return")
+    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {_KIND[chain]}"
+
+
+def _context(hook: Hook, out: Any, new: object, received: type, verdict: int) -> tuple[int, Any]:
+    if isinstance(new, received):
+        return verdict, (new if verdict == _GO_ON else out)
+    what = f"the ctx of a {type(out).__name__}"
+    return _WRONG, _problem(hook, out, what, f"the {received.__name__} it received (or a copy)", new)
+
+
+def _carried(hook: Hook, out: Any, value: object) -> tuple[int, Any]:
+    if hook.fits(value):
+        return _ANSWER, out
+    return _WRONG, _problem(hook, out, f"the value of a {type(out).__name__}", hook.allowed, value)
+
+
+def _problem(hook: Hook, out: object, what: str, allowed: str, wrong: object, verb: str = "be") -> str:
+    """`returned <out>; <what> from <hook> must be <allowed>, not <type of wrong>`."""
+    source = "" if what == hook.name else f" from {hook.name}"
+    kind = "None" if wrong is None else type(wrong).__qualname__
+    return f"returned {short_repr(out)}; {what}{source} must {verb} {allowed}, not {kind}"
+
+
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_agent"],
     ctx: AgentContext,
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
-) -> Cont[AgentContext] | Halt[Content]: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Cont[AgentContext] | Halt[Content]]: ...
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_model"],
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
-) -> Cont[ModelContext] | Halt[LlmResponse]: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Cont[ModelContext] | Halt[LlmResponse]]: ...
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_tool"],
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
-) -> Cont[ToolContext] | Halt[Any]: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Cont[ToolContext] | Halt[Any]]: ...
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     ctx: C,
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
-) -> Cont[C] | Halt[Any]: ...
-async def run_before(
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Cont[C] | Halt[Any]]: ...
+def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     ctx: Any,
     *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
-) -> Cont[Any] | Halt[Any]:
-    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`."""
-    halt: Halt[Any] | None = None
-    first_error: CallbackError | None = None
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Cont[Any] | Halt[Any]]:
+    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`.
+
+    The callback whose `Halt` won is appended to `deciders`, if given.
+    """
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
+        spec = _BEFORE[hook]
         impls = resolved._hooks[hook]
     except KeyError:
-        raise unknown_hook(hook) from None
-    for fn, is_async, owner in impls:
-        try:
-            result = (await fn(ctx)) if is_async else fn(ctx)
-        except Exception as e:
-            error = hook_raised(owner, hook, e)
-        else:
-            cls = type(result)
-            if cls is Cont:
-                ctx = result.ctx
-                continue
-            if cls is Halt:
-                if not continue_on_response:
-                    if first_error is not None:
-                        _log_dropped(first_error)
-                    return result  # type: ignore[no-any-return]  # checked: it is a Halt
-                halt = result
-                continue
-            error = bad_result(owner, hook, result, "Cont or Halt")
-        if not continue_on_error:
-            raise error
-        first_error = first_error or error
-    if halt is not None:
-        if first_error is not None:
-            _log_dropped(first_error)
-        return halt
-    if first_error is not None:
-        raise first_error
-    return Cont(ctx)
+        raise _not_of(hook, "run_before", "before") from None
+    return _run(impls, spec, ctx, None, continue_on_error, continue_on_response, deciders)
 
 
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_agent"],
     result: Message | None,
     ctx: AgentContext,
     *,
     continue_on_error: bool = False,
-) -> Message | None: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Message | None]: ...
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_model"],
     result: LlmResponse,
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
-) -> LlmResponse: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, LlmResponse]: ...
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_tool"],
     result: Any,
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
-) -> Any: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Any]: ...
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     result: V,
     ctx: Any,
     *,
     continue_on_error: bool = False,
-) -> V: ...
-async def run_after(
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, V]: ...
+def run_after(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     result: Any,
     ctx: Any,
     *,
     continue_on_error: bool = False,
-) -> Any:
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Any]:
     """Fold `result` through each callback's `hook`, left to right; return the last output.
 
     With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
-    and the first error is raised at the end.
+    and the first error is raised at the end. Each callback that returned another object than it
+    was given is appended to `deciders`, if given.
     """
-    first_error: CallbackError | None = None
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
+        spec = _AFTER[hook]
         impls = resolved._hooks[hook]
     except KeyError:
-        raise unknown_hook(hook) from None
-    for fn, is_async, owner in impls:
-        try:
-            result = (await fn(result, ctx)) if is_async else fn(result, ctx)
-        except Exception as e:
-            # `result` is still the previous output: the assignment did not happen.
-            error = hook_raised(owner, hook, e)
-            if not continue_on_error:
-                raise error from e
-            first_error = first_error or error
-    if first_error is not None:
-        raise first_error
-    return result
+        raise _not_of(hook, "run_after", "after") from None
+    return _run(impls, spec, result, ctx, continue_on_error, False, deciders)
 
 
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_model_error"],
     error: Exception,
     ctx: ModelContext,
     *,
     continue_on_error: bool = False,
-) -> Retry[ModelContext] | Fallback[LlmResponse] | Raise: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Retry[ModelContext] | Fallback[LlmResponse] | Raise]: ...
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_tool_error"],
     error: Exception,
     ctx: ToolContext,
     *,
     continue_on_error: bool = False,
-) -> Retry[ToolContext] | Fallback[Any] | Raise: ...
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Retry[ToolContext] | Fallback[Any] | Raise]: ...
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     error: Exception,
     ctx: C,
     *,
     continue_on_error: bool = False,
-) -> Retry[C] | Fallback[Any] | Raise: ...
-async def run_on_error(
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Retry[C] | Fallback[Any] | Raise]: ...
+def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     error: Exception,
     ctx: Any,
     *,
     continue_on_error: bool = False,
-) -> Retry[Any] | Fallback[Any] | Raise:
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Retry[Any] | Fallback[Any] | Raise]:
     """Offer `error` to each callback's `hook`: the first `Retry` or `Fallback` wins.
 
     `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
-    `Raise(last_error)` is returned for the caller to raise.
+    `Raise(last_error)` is returned for the caller to raise. The callback whose `Retry` or
+    `Fallback` won is appended to `deciders`, if given.
     """
-    first_error: CallbackError | None = None
     resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
+        spec = _ON_ERROR[hook]
         impls = resolved._hooks[hook]
     except KeyError:
-        raise unknown_hook(hook) from None
-    for fn, is_async, owner in impls:
-        try:
-            result = (await fn(error, ctx)) if is_async else fn(error, ctx)
-        except Exception as e:
-            failure = hook_raised(owner, hook, e)
-        else:
-            cls = type(result)
-            if cls is Raise:
-                if not isinstance(result.error, Exception):
-                    failure = bad_result(owner, hook, result, "Raise of an Exception")
-                else:
-                    error = result.error
-                    continue
-            elif cls is Retry or cls is Fallback:
-                if first_error is not None:
-                    _log_dropped(first_error)
-                return result  # type: ignore[no-any-return]  # checked: a Retry or a Fallback
-            else:
-                failure = bad_result(owner, hook, result, "Retry, Fallback or Raise")
-        failure.__context__ = error
-        if not continue_on_error:
-            raise failure
-        first_error = first_error or failure
-    if first_error is not None:
-        raise first_error
-    return Raise(error)
+        raise _not_of(hook, "run_on_error", "on_error") from None
+    return _run(impls, spec, error, ctx, continue_on_error, False, deciders)
+
+
+_BEFORE, _AFTER, _ON_ERROR = BY_CHAIN[BEFORE], BY_CHAIN[AFTER], BY_CHAIN[ON_ERROR]
+
+
+def _not_of(name: str, helper: str, chain: str) -> ValueError:
+    """The error for a hook name that `helper` cannot run: unknown, or of another chain."""
+    hook = DECLARED.get(name)
+    if hook is None:
+        return unknown_hook(name)
+    return ValueError(f"{helper} runs {chain} hooks; {name} is not one ({hook!r})")

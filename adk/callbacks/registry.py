@@ -1,10 +1,13 @@
-"""Resolving callbacks into per-hook lists, once, when they are registered.
+"""Hooks and their families, and resolving callbacks into per-hook lists, once, at registration.
+
+A hook is declared by the module that owns it, as a `Hook`: its name, the chain that runs it
+(`before`, `after`, `on_error` or `replace`) and what the values it hands back may be. The agent,
+model and tool hooks are declared here; adk.agui declares its translate hooks itself.
 
 A callback may be an instance, a class (instantiated once, without arguments) or a module. Its
 hooks are looked up here and never again on the hot path; a mistake (no hook at all, a misspelt
-hook name, a class that cannot be built) is reported here, where it was made. The errors that
-name a callback failing at run time (`hook_raised`, `bad_result`) are built here too, for every
-chain that runs hooks.
+hook name, a hook that cannot take its arguments, a class that cannot be built) is reported here,
+where it was made. The errors that name a callback failing at run time are built here too.
 """
 
 from __future__ import annotations
@@ -12,24 +15,148 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-from collections.abc import Callable, Iterable
-from types import ModuleType
+import reprlib
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType, NoneType
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
+from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError, CallbackRegistrationError
+from adk.events import LlmResponse, Message
 
 __all__ = [
+    "AFTER",
+    "BEFORE",
+    "BY_CHAIN",
+    "CORE",
+    "DECLARED",
     "HOOKS",
+    "ON_ERROR",
+    "REPLACE",
     "Callbacks",
+    "Hook",
     "HookImpl",
     "HookName",
-    "bad_result",
     "callback_name",
+    "decided_by",
+    "declare_hooks",
     "hook_raised",
     "is_async",
+    "short_repr",
     "unknown_hook",
 ]
+
+BEFORE: Final = 0
+"""A `before` chain threads the context through `Cont`; a `Halt` answers."""
+AFTER: Final = 1
+"""An `after` chain folds a value: each hook gets the previous one's output."""
+ON_ERROR: Final = 2
+"""An `on_error` chain threads the error through `Raise`; a `Retry` or `Fallback` answers."""
+REPLACE: Final = 3
+"""A `replace` chain offers one value to each hook: None keeps it, anything else answers."""
+
+_CHAINS: Final = ("before", "after", "on_error", "replace")
+_PARAMETERS: Final = ("(ctx)", "(value, ctx)", "(error, ctx)", "(value, ctx)")
+
+_Types: TypeAlias = "type | tuple[type, ...]"
+
+
+class Hook:
+    """One hook: its name, the chain that runs it, and what the values it hands back may be.
+
+    `values` is what a `Halt` or `Fallback` may carry, or what an `after` or `replace` hook may
+    return: a type, a tuple of types, None for anything, or a function giving the types when they
+    live in an optional package that is imported only when the hook first answers. `allowed` says
+    the same in words, for error messages ("an LlmResponse").
+    """
+
+    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "name", "plan")
+
+    def __init__(
+        self,
+        name: str,
+        chain: Literal[0, 1, 2, 3],
+        values: _Types | Callable[[], _Types] | None = None,
+        allowed: str = "anything",
+    ) -> None:
+        self.name = name
+        self.chain = chain
+        self.allowed = allowed
+        self._load: Callable[[], _Types] | None = None
+        self._types: tuple[type, ...] | None = None
+        if isinstance(values, type):
+            self._types = (values,)
+        elif isinstance(values, tuple):
+            self._types = values
+        elif values is not None:
+            self._load = values
+        self.anything = values is None
+        """Whether any value may be handed back."""
+        self.plan: tuple[bool, bool, bool, type | None, bool] = self._plan()
+        """What the chain core reads before its loop: `(before, after, on_error, exact, anything)`,
+        where `exact` is the type most values have, tested first with `type(x) is exact`."""
+
+    def _plan(self) -> tuple[bool, bool, bool, type | None, bool]:
+        chain, exact = self.chain, self._types[0] if self._types else None
+        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything
+
+    @property
+    def parameters(self) -> str:
+        """What the hook is called with, in words: `(ctx)` or `(value, ctx)`."""
+        return _PARAMETERS[self.chain]
+
+    @property
+    def arity(self) -> int:
+        """How many positional arguments the hook is called with."""
+        return 1 if self.chain == BEFORE else 2
+
+    def fits(self, value: object) -> bool:
+        """Whether `value` may be handed back as this hook's value."""
+        if self._load is not None:
+            loaded = self._load()
+            self._types = loaded if isinstance(loaded, tuple) else (loaded,)
+            self._load = None
+            self.plan = self._plan()
+        return self._types is None or isinstance(value, self._types)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hook) and (other.name, other.chain, other.allowed) == (
+            self.name,
+            self.chain,
+            self.allowed,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.chain))
+
+    def __repr__(self) -> str:
+        return f"Hook({self.name!r}, {_CHAINS[self.chain]}, {self.allowed!r})"
+
+
+_declared: dict[str, Hook] = {}
+DECLARED: Final[Mapping[str, Hook]] = _declared
+"""Every declared hook by name, in the order declared (read it; declare with `declare_hooks`)."""
+BY_CHAIN: Final[tuple[Mapping[str, Hook], ...]] = ({}, {}, {}, {})
+"""The declared hooks of each chain (`BY_CHAIN[BEFORE]`, ...), by name: the chain helpers' table."""
+
+
+def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
+    """Make `hooks` known: callbacks may implement them, and misspellings of them are caught.
+
+    The module that owns a family of hooks declares it once, at import. Declaring a hook again
+    as it was (name, chain, description) is allowed (a reloaded module); otherwise a ValueError.
+    """
+    for hook in hooks:
+        known = _declared.get(hook.name)
+        if known is not None and known != hook:
+            raise ValueError(f"hook {hook.name!r} is already declared as {known!r}")
+    for hook in hooks:
+        _declared[hook.name] = hook
+        BY_CHAIN[hook.chain][hook.name] = hook  # type: ignore[index]  # a Mapping only to its readers
+    _misspelt.cache_clear()
+    return hooks
+
 
 HookName: TypeAlias = Literal[
     "before_agent",
@@ -40,13 +167,8 @@ HookName: TypeAlias = Literal[
     "before_tool",
     "after_tool",
     "on_tool_error",
-    # AG-UI translation hooks (adk.agui) follow the same rules.
-    "before_translate",
-    "after_translate",
 ]
-"""The name of a hook: what the chain helpers take, and what a callback may implement."""
-
-HOOKS: Final[tuple[HookName, ...]] = get_args(HookName)
+"""The name of an agent, model or tool hook: what the chain helpers take."""
 
 
 def callback_name(obj: object) -> str:
@@ -56,6 +178,11 @@ def callback_name(obj: object) -> str:
     if isinstance(obj, type):
         return obj.__qualname__
     return type(obj).__qualname__
+
+
+def decided_by(callback: object, hook: str) -> str:
+    """How a decision names a callback's hook: `callback:<Name>.<hook>`, as an error's `where` does."""
+    return f"callback:{callback_name(callback)}.{hook}"
 
 
 HookImpl: TypeAlias = tuple[Callable[..., Any], bool, object]
@@ -68,9 +195,9 @@ unpacking an exact tuple is the cheapest way to get at the fields.
 
 
 def unknown_hook(hook: str) -> ValueError:
-    """The error for a hook name that is not one of HOOKS (no callback could implement it)."""
-    close = difflib.get_close_matches(hook, HOOKS, n=1, cutoff=0.8)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; the hooks are {', '.join(HOOKS)}"
+    """The error for a hook name that is not declared (no callback could implement it)."""
+    close = difflib.get_close_matches(hook, _declared, n=1, cutoff=0.8)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; the hooks are {', '.join(_declared)}"
     return ValueError(f"unknown hook {hook!r}{hint}")
 
 
@@ -81,22 +208,57 @@ def hook_raised(owner: object, hook: str, error: Exception) -> CallbackError:
     return err
 
 
-def bad_result(owner: object, hook: str, result: object, allowed: str) -> CallbackError:
-    """The error for a callback whose `hook` returned `result`, which is not one of `allowed`."""
-    if inspect.iscoroutine(result):
-        result.close()  # never awaited: close it, or Python warns when it is collected
-        problem = "returned a coroutine; a hook that returns one must be an `async def`"
-    else:
-        problem = f"returned {result!r}; {hook} may return only {allowed}"
-    return CallbackError(callback_name(owner), hook, problem)
+class _ShortRepr(reprlib.Repr):
+    """Builtin values cut short; results with their fields; any other object by its type only.
+
+    A wrong answer may hold a whole context or conversation: its repr must not be built.
+    """
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        cls = type(x)
+        if cls in _RESULTS:
+            if level <= 0:
+                return f"{cls.__name__}(...)"
+            fields = ", ".join(f"{f}={self.repr1(getattr(x, f), level - 1)}" for f in cls.__slots__)
+            return f"{cls.__name__}({fields})"
+        if cls.__module__ == "builtins":
+            return super().repr_instance(x, level)
+        return f"<{cls.__qualname__}>"
+
+
+_RESULTS: Final = frozenset((Cont, Halt, Retry, Fallback, Raise))
+_short = _ShortRepr()
+_short.maxlevel = 3
+_short.maxstring = _short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxdict = _short.maxset = 4
+
+
+def short_repr(value: object) -> str:
+    """A repr of `value` short enough for an error message."""
+    return _short.repr(value)
 
 
 @functools.lru_cache(maxsize=4096)  # callbacks given per run repeat their names: difflib is slow
 def _misspelt(name: str) -> str | None:
-    if name.startswith("_") or name in HOOKS:
+    if name.startswith("_") or name in _declared:
         return None
-    close = difflib.get_close_matches(name, HOOKS, n=1, cutoff=0.8)
+    close = difflib.get_close_matches(name, _declared, n=1, cutoff=0.8)
     return close[0] if close else None
+
+
+CORE: Final = declare_hooks(
+    Hook("before_agent", BEFORE, (Message, str), "a Message or str"),
+    Hook("after_agent", AFTER, (Message, NoneType), "a Message or None"),
+    Hook("before_model", BEFORE, LlmResponse, "an LlmResponse"),
+    Hook("after_model", AFTER, LlmResponse, "an LlmResponse"),
+    Hook("on_model_error", ON_ERROR, LlmResponse, "an LlmResponse"),
+    Hook("before_tool", BEFORE),
+    Hook("after_tool", AFTER),
+    Hook("on_tool_error", ON_ERROR),
+)
+"""The agent, model and tool hooks, with what each may hand back (docs/callbacks.md)."""
+
+HOOKS: Final[tuple[HookName, ...]] = get_args(HookName)
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
@@ -118,6 +280,35 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
 
 
+def _cannot_take(fn: Callable[..., Any], arity: int) -> tuple[str, str] | None:
+    """`fn`'s signature and why it cannot take `arity` positional arguments, or None if it can."""
+    func = getattr(fn, "__func__", None)  # a bound method: its function, which also takes `self`
+    if func is not None:
+        return _function_cannot_take(func, arity + 1)
+    if inspect.isfunction(fn):
+        return _function_cannot_take(fn, arity)
+    return _signature_problem(fn, arity)
+
+
+@functools.lru_cache(maxsize=4096)  # callbacks given per run repeat their methods: inspect is slow
+def _function_cannot_take(func: Callable[..., Any], arity: int) -> tuple[str, str] | None:
+    return _signature_problem(func, arity)
+
+
+def _signature_problem(fn: Callable[..., Any], arity: int) -> tuple[str, str] | None:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # some builtins have no signature to check: they are called as they are
+    try:
+        signature.bind(*range(arity))
+    except TypeError as e:
+        # Shown without annotations: the names and kinds of the parameters are what is wrong.
+        bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+        return str(inspect.Signature(bare)), str(e)
+    return None
+
+
 def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
     name = callback_name(obj)
     if isinstance(obj, type):
@@ -136,19 +327,26 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             )
     base = Callback.__dict__
     hooks: dict[str, HookImpl] = {}
-    for hook in HOOKS:
-        fn = getattr(obj, hook, None)
+    for hook in _declared.values():
+        fn = getattr(obj, hook.name, None)
         if fn is None:
             continue
         if not callable(fn):
-            raise CallbackRegistrationError(f"callback {name}: {hook} is not callable")
-        if getattr(fn, "__func__", None) is base.get(hook):
+            raise CallbackRegistrationError(f"callback {name}: {hook.name} is not callable")
+        noop = base.get(hook.name)
+        if noop is not None and getattr(fn, "__func__", None) is noop:
             continue  # Callback's own no-op: skip it, it would only cost time
-        hooks[hook] = (fn, is_async(fn), obj)
+        problem = _cannot_take(fn, hook.arity)
+        if problem is not None:
+            raise CallbackRegistrationError(
+                f"callback {name}: hook {hook.name}{problem[0]} cannot be called as "
+                f"{hook.name}{hook.parameters}: {problem[1]}"
+            )
+        hooks[hook.name] = (fn, is_async(fn), obj)
     if not hooks:
         overrides = " (a Callback subclass must override at least one)" if isinstance(obj, Callback) else ""
         raise CallbackRegistrationError(
-            f"callback {name} implements no hook{overrides}; expected at least one of {', '.join(HOOKS[:8])}"
+            f"callback {name} implements no hook{overrides}; expected at least one of {', '.join(_declared)}"
         )
     return obj, hooks
 
@@ -157,13 +355,13 @@ class Callbacks:
     """Callbacks resolved into one tuple of implementations per hook, in registration order."""
 
     __slots__ = ("_hooks", "objects")
-    # The chains read `_hooks[hook]` directly: `get` is a method call they need not pay for.
-    # It holds every hook, so that a missing key always means an unknown hook name.
+    # The chains read `_hooks` directly: `get` is a method call they need not pay for. It holds
+    # every hook declared when it was made (a family declared later has no implementations here).
 
     def __init__(self, objects: tuple[object, ...], hooks: dict[str, tuple[HookImpl, ...]]) -> None:
         self.objects = objects
         """The registered callbacks (classes replaced by their instances)."""
-        self._hooks: dict[str, tuple[HookImpl, ...]] = {hook: hooks.get(hook, ()) for hook in HOOKS}
+        self._hooks: dict[str, tuple[HookImpl, ...]] = {hook: hooks.get(hook, ()) for hook in _declared}
 
     @classmethod
     def of(cls, callbacks: Iterable[object] | Callbacks | None = None) -> Callbacks:
@@ -179,12 +377,15 @@ class Callbacks:
                 lists.setdefault(hook, []).append(impl)
         return cls(tuple(objects), {hook: tuple(impls) for hook, impls in lists.items()})
 
-    def get(self, hook: HookName) -> tuple[HookImpl, ...]:
+    def get(self, hook: HookName | Hook) -> tuple[HookImpl, ...]:
         """The implementations of `hook`, in order; empty if none. An unknown hook is a ValueError."""
-        try:
-            return self._hooks[hook]
-        except KeyError:
-            raise unknown_hook(hook) from None
+        name = hook if isinstance(hook, str) else hook.name
+        impls = self._hooks.get(name)
+        if impls is not None:
+            return impls
+        if name in _declared:
+            return ()
+        raise unknown_hook(name)
 
     def __add__(self, other: Callbacks) -> Callbacks:
         """Concatenate: every hook of `self` runs before those of `other`."""
@@ -192,7 +393,8 @@ class Callbacks:
             return self
         if not self.objects:
             return other
-        hooks: dict[str, tuple[HookImpl, ...]] = {h: self._hooks[h] + other._hooks[h] for h in HOOKS}
+        mine, theirs = self._hooks, other._hooks
+        hooks = {h: mine.get(h, ()) + theirs.get(h, ()) for h in _declared}
         return Callbacks(self.objects + other.objects, hooks)
 
     def without(self, predicate: Callable[[object], bool]) -> Callbacks:

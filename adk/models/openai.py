@@ -1,7 +1,10 @@
 """`OpenAIModel`: chat completions from OpenAI or any compatible server (vLLM, llama.cpp, Ollama, LiteLLM).
 
 Built on the openai SDK with its own retries off: failures become `adk.errors.ModelError`s, which
-the recovery callbacks retry or fall back from. The API key never appears in a message or repr.
+the recovery callbacks retry or fall back from. The key and any credentials in the base URL never
+leave the adapter: every error is made by `_fail`, which masks them (see `_redact`), and so is
+every text taken from the server's answers; the log records of adk and the HTTP stack are masked
+as they are made.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from adk.errors import (
     StreamInterruptedError,
 )
 from adk.events import Choice, FunctionCall, LlmResponse, Message, ToolCall, Usage, new_id
+from adk.models._redact import PIECE, Redactor, redact_logs
 from adk.models.base import LlmRequest
 
 __all__ = ["OpenAIModel"]
@@ -36,6 +40,8 @@ _MALFORMED = (LookupError, TypeError, AttributeError, ValueError)
 """What reading a response that is not shaped like a chat completion raises."""
 _PLACEHOLDER_KEY = "unused"
 """Sent when a `base_url` is given without a key: local servers ignore it, the SDK insists on one."""
+_REQUEST, _RESPONSE, _STREAM = "request", "response", "stream"
+"""What was under way when an error arose: sending, reading a complete answer, reading a stream."""
 
 
 class OpenAIModel:
@@ -71,7 +77,7 @@ class OpenAIModel:
             api_key = _PLACEHOLDER_KEY
         self._model = model
         self._secret = None if api_key == _PLACEHOLDER_KEY else api_key
-        """The key to scrub from error text; None for the placeholder, which is no secret."""
+        """The key, or None for the placeholder, which is no secret."""
         self._owns_client = http_client is None
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
@@ -81,8 +87,19 @@ class OpenAIModel:
             # The SDK accepts an httpx client although newer versions annotate another HTTP library.
             http_client=http_client,  # type: ignore[arg-type,unused-ignore]
         )
+        url = httpx.URL(str(self._client.base_url))
         # For messages and reprs: without any credentials written into the URL.
-        self._base_url = str(httpx.URL(str(self._client.base_url)).copy_with(userinfo=b"")).rstrip("/")
+        self._base_url = str(url.copy_with(userinfo=b"")).rstrip("/")
+        # Masked everywhere, a short key or password would mangle ordinary words: a key that short
+        # is a placeholder anyway (vLLM's "EMPTY", Ollama's "ollama"), and a short password is
+        # masked where it stands in a URL, as part of `user:password@`.
+        secrets = [s for s in (self._secret or "", url.password) if len(s) >= PIECE]
+        if url.userinfo:
+            secrets.append(url.userinfo.decode("ascii", "replace") + "@")
+        self._redact = Redactor(secrets)
+        """Masks the key and the URL's credentials in everything taken from the server and in errors."""
+        if self._redact:
+            redact_logs(self, self._redact.secrets)
         self._settings = {
             name: value
             for name, value in (
@@ -146,46 +163,51 @@ class OpenAIModel:
         return body
 
     async def _complete(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
+        clean = self._redact
+        stage = _REQUEST
         try:
             data: Any = await self._client.post(_PATH, body=body, cast_to=object)
-        except openai.OpenAIError as e:
-            raise self._error(e) from e
-        try:
+            stage = _RESPONSE
             choice = data["choices"][0]
             message = choice["message"]
             response = _response(
-                data.get("id"),
-                data.get("model") or body["model"],
-                message.get("content") or "",
-                [_tool_call(c.get("id"), c.get("function")) for c in message.get("tool_calls") or ()],
-                choice.get("finish_reason"),
+                _optional(clean, data.get("id")),
+                clean(data.get("model") or body["model"]),
+                clean(message.get("content") or ""),
+                [_tool_call(c.get("id"), c.get("function"), clean) for c in message.get("tool_calls") or ()],
+                _optional(clean, choice.get("finish_reason")),
                 _usage(data.get("usage")),
             )
-        except _MALFORMED as e:
-            raise ServerError(f"{self._where()}: malformed response: {e!r}") from e
-        yield response
+        except Exception as e:
+            failure = self._error(e, stage)
+        else:
+            yield response
+            return
+        raise failure  # outside the handler, so that the raw error is not its __context__
 
     async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
-        try:
-            stream = await self._client.post(
-                _PATH, body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
-            )
-        except openai.OpenAIError as e:
-            raise self._error(e) from e
-        response_id = ""
-        model = body["model"]
-        text: list[str] = []
+        clean = self._redact
+        stage = _REQUEST
+        response_id = raw_id = ""
+        model = raw_model = body["model"]
+        deltas: list[str] = []
         calls: dict[int, _CallParts] = {}
         finish_reason: str | None = None
         usage: Usage | None = None
         chunks = 0
         try:
+            stream = await self._client.post(
+                _PATH, body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+            )
+            stage = _STREAM
             async with stream:  # closes the response however the loop ends
                 chunk: Any
                 async for chunk in stream:
                     chunks += 1
-                    response_id = chunk.get("id") or response_id
-                    model = chunk.get("model") or model
+                    if (value := chunk.get("id")) and value != raw_id:  # the same in every chunk, mostly
+                        raw_id, response_id = value, clean(value)
+                    if (value := chunk.get("model")) and value != raw_model:
+                        raw_model, model = value, clean(value)
                     if chunk.get("usage"):
                         usage = _usage(chunk["usage"])
                     if not chunk.get("choices"):
@@ -193,7 +215,8 @@ class OpenAIModel:
                     choice = chunk["choices"][0]
                     delta = choice.get("delta") or {}
                     if content := delta.get("content"):
-                        text.append(content)
+                        content = clean(content)
+                        deltas.append(content)
                         yield LlmResponse.chunk(content, id=response_id, model=model)
                     for position, part in enumerate(delta.get("tool_calls") or ()):
                         index = part.get("index")
@@ -203,43 +226,75 @@ class OpenAIModel:
                         if parts is None:
                             parts = calls[index] = _CallParts()
                         if piece := parts.add(part.get("id"), part.get("function")):
-                            yield LlmResponse.chunk("", piece, id=response_id, model=model)
+                            function = FunctionCall(name=clean(parts.name), arguments=clean(piece))
+                            call = ToolCall(id=clean(parts.id or ""), function=function)
+                            yield LlmResponse.chunk("", call, id=response_id, model=model)
                     if choice.get("finish_reason"):
                         finish_reason = choice["finish_reason"]
-        except openai.APITimeoutError as e:
-            raise self._error(e) from e
-        except httpx.TimeoutException as e:  # openai < 2 lets httpx's errors out of the stream unwrapped
-            raise ModelTimeoutError(f"{self._where()}: the stream timed out after {chunks} chunk(s)") from e
-        except (openai.APIConnectionError, httpx.TransportError) as e:  # the connection broke mid-stream
-            raise StreamInterruptedError(f"{self._where()}: the stream broke after {chunks} chunk(s)") from e
-        except openai.OpenAIError as e:
-            raise self._error(e) from e
-        except _MALFORMED as e:
-            raise ServerError(f"{self._where()}: malformed chunk: {e!r}") from e
-        if finish_reason is None:
-            raise StreamInterruptedError(
-                f"{self._where()}: the stream ended without a finish reason after {chunks} chunk(s)"
-            )
-        tool_calls = [calls[i].tool_call() for i in sorted(calls)]
-        yield _response(response_id, model, "".join(text), tool_calls, finish_reason, usage)
+            if finish_reason is None:
+                problem = f"the stream ended without a finish reason after {chunks} chunk(s)"
+                raise self._fail(StreamInterruptedError, problem)
+            # Pieces of a secret split across chunks are too short to mask alone: join, then mask.
+            tool_calls = [calls[i].tool_call(clean) for i in sorted(calls)]
+            content = clean("".join(deltas))
+            response = _response(response_id, model, content, tool_calls, clean(finish_reason), usage)
+        except Exception as e:
+            failure = self._error(e, stage, chunks)
+        else:
+            yield response
+            return
+        raise failure  # outside the handler, so that the raw error is not its __context__
 
     def _where(self) -> str:
         return f"model {self._model!r} at {self._base_url}"
 
-    def _error(self, error: openai.OpenAIError) -> ModelError:
-        """The adk error for an SDK error; the SDK error's own text is scrubbed of the key first."""
-        self._scrub(error)
-        where = self._where()
+    def _fail(
+        self,
+        kind: type[ModelError],
+        problem: str,
+        cause: BaseException | None = None,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> ModelError:
+        """The one place the adapter's errors are made: their text masked, their cause a masked copy.
+
+        The cause's chain is replaced by stand-ins: the SDK's exceptions hold the raw request (its
+        Authorization header) and response, and pydantic's hold the values they refused.
+        """
+        error = kind(
+            self._redact(f"{self._where()}: {problem}"), status_code=status_code, retry_after=retry_after
+        )
+        if cause is not None:
+            error.__cause__ = _stand_ins(cause, self._redact)
+        return error
+
+    def _error(self, error: Exception, stage: str, chunks: int = 0) -> ModelError:
+        """The adk error for `error`, raised while `stage` (sending, reading the answer, streaming)."""
+        fail = self._fail
+        if isinstance(error, ModelError):  # made by _fail already
+            return error
+        if stage == _STREAM:
+            if isinstance(error, openai.APITimeoutError | httpx.TimeoutException):
+                return fail(ModelTimeoutError, f"the stream timed out after {chunks} chunk(s)", error)
+            # openai < 2 lets httpx's errors out of the stream unwrapped
+            if isinstance(error, openai.APIConnectionError | httpx.TransportError):
+                return fail(StreamInterruptedError, f"the stream broke after {chunks} chunk(s)", error)
+        if isinstance(error, _MALFORMED):
+            what = "chunk" if stage == _STREAM else "response"
+            return fail(ServerError, f"malformed {what}: {error!r}", error)
+        if not isinstance(error, openai.OpenAIError):
+            return fail(ModelError, f"unexpected {type(error).__name__}: {error}", error)
         if isinstance(error, openai.APITimeoutError):
-            return ModelTimeoutError(f"{where}: the request timed out")
+            return fail(ModelTimeoutError, "the request timed out", error)
         if isinstance(error, openai.APIConnectionError):
-            return ModelConnectionError(f"{where}: could not connect: {error.__cause__ or error}")
+            return fail(ModelConnectionError, f"could not connect: {error.__cause__ or error}", error)
         if not isinstance(error, openai.APIStatusError):
             if isinstance(error, openai.APIError):  # an error event inside a stream
-                return ServerError(f"{where}: the server reported an error: {self._detail(error)}")
-            return ModelError(f"{where}: {error}")
+                return fail(ServerError, f"the server reported an error: {_detail(error)}", error)
+            return fail(ModelError, str(error), error)
         status = error.status_code
-        detail = self._detail(error)
+        detail = _detail(error)
         if status == 401:
             problem = (
                 "the server requires an API key and none was given"
@@ -247,48 +302,78 @@ class OpenAIModel:
                 else "the server refused the API key"
             )
             # The server's own text is left out: it may quote part of the key.
-            return AuthenticationError(
-                f"{where}: {problem} (HTTP 401); pass api_key= or set OPENAI_API_KEY", status_code=status
+            return fail(
+                AuthenticationError,
+                f"{problem} (HTTP 401); pass api_key= or set OPENAI_API_KEY",
+                error,
+                status_code=status,
             )
         if status == 403:
-            return AuthenticationError(
-                f"{where}: the API key is not allowed to do this (HTTP 403): {detail}", status_code=status
+            return fail(
+                AuthenticationError,
+                f"the API key is not allowed to do this (HTTP 403): {detail}",
+                error,
+                status_code=status,
             )
         if status == 429:
             retry_after = _retry_after(error.response.headers)
             hint = "" if retry_after is None else f", retry after {retry_after:g}s"
-            return RateLimitError(
-                f"{where}: rate limited (HTTP 429{hint}): {detail}",
+            return fail(
+                RateLimitError,
+                f"rate limited (HTTP 429{hint}): {detail}",
+                error,
                 status_code=status,
                 retry_after=retry_after,
             )
         if status == 408:
-            return ModelTimeoutError(
-                f"{where}: the server timed out (HTTP 408): {detail}", status_code=status
+            return fail(
+                ModelTimeoutError, f"the server timed out (HTTP 408): {detail}", error, status_code=status
             )
         if status >= 500:
-            return ServerError(f"{where}: server error (HTTP {status}): {detail}", status_code=status)
-        return BadRequestError(
-            f"{where}: the request was rejected (HTTP {status}): {detail}", status_code=status
+            return fail(ServerError, f"server error (HTTP {status}): {detail}", error, status_code=status)
+        return fail(
+            BadRequestError, f"the request was rejected (HTTP {status}): {detail}", error, status_code=status
         )
 
-    def _detail(self, error: openai.APIError) -> str:
-        """The server's explanation of `error`, without the API key."""
-        body = error.body
-        if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-            text: str = body["message"]
-        else:
-            text = error.message if body is None else str(body)
-        return text if self._secret is None else text.replace(self._secret, "***")
 
-    def _scrub(self, error: openai.OpenAIError) -> None:
-        """Replace the API key in `error`'s text: it stays chained as `__cause__` of the adk error."""
-        key = self._secret
-        if key is None:
-            return
-        error.args = tuple(a.replace(key, "***") if isinstance(a, str) else a for a in error.args)
-        if isinstance(error, openai.APIError):
-            error.message = error.message.replace(key, "***")
+class _Redacted(Exception):
+    """Stands in for an exception in an adk error's chain: its type's name and its text, masked."""
+
+
+def _stand_ins(error: BaseException, redact: Redactor) -> _Redacted:
+    """Masked stand-ins for `error` and what it was raised from, chained the same way.
+
+    Each keeps the original's traceback, so a printed error still shows where it arose.
+    """
+    first = last = _stand_in(error, redact)
+    seen = {id(error)}
+    current = _origin(error)
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        stand_in = _stand_in(current, redact)
+        last.__cause__ = stand_in
+        last = stand_in
+        current = _origin(current)
+    return first
+
+
+def _stand_in(error: BaseException, redact: Redactor) -> _Redacted:
+    kind = type(error)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return _Redacted(redact(f"{name}: {error}")).with_traceback(error.__traceback__)
+
+
+def _origin(error: BaseException) -> BaseException | None:
+    """What `error` was raised from, as a printed traceback shows it."""
+    return error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+
+
+def _detail(error: openai.APIError) -> str:
+    """The server's explanation of `error` (the caller masks it)."""
+    body = error.body
+    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return error.message if body is None else str(body)
 
 
 class _CallParts:
@@ -301,7 +386,7 @@ class _CallParts:
         self.name = ""
         self.arguments: list[str] = []
 
-    def add(self, id: str | None, function: dict[str, Any] | None) -> ToolCall | None:
+    def add(self, id: str | None, function: dict[str, Any] | None) -> str | None:
         """Take in one chunk's part of the call; return the piece of arguments it brought, if any."""
         if self.id is None:
             self.id = id or ToolCall.of("").id  # minted once, so that every piece and the call agree
@@ -312,20 +397,24 @@ class _CallParts:
         if name and name != self.name:
             self.name += name
         arguments = function.get("arguments")
-        if not arguments:
-            return None
-        self.arguments.append(arguments)
-        return ToolCall(id=self.id, function=FunctionCall(name=self.name, arguments=arguments))
+        if arguments:
+            self.arguments.append(arguments)
+        return arguments or None
 
-    def tool_call(self) -> ToolCall:
-        return _tool_call(self.id, {"name": self.name, "arguments": "".join(self.arguments)})
+    def tool_call(self, clean: Redactor) -> ToolCall:
+        return _tool_call(self.id, {"name": self.name, "arguments": "".join(self.arguments)}, clean)
 
 
-def _tool_call(id: str | None, function: dict[str, Any] | None) -> ToolCall:
+def _tool_call(id: str | None, function: dict[str, Any] | None, clean: Redactor) -> ToolCall:
     """A tool call as sent (a fresh id if it has none); arguments that are not JSON pass through
     for the runtime to report, and no argument text at all means no arguments."""
     function = function or {}
-    return ToolCall.of(function.get("name") or "", function.get("arguments") or "{}", id)
+    name = clean(function.get("name") or "")
+    return ToolCall.of(name, clean(function.get("arguments") or "{}"), _optional(clean, id))
+
+
+def _optional(clean: Redactor, text: str | None) -> str | None:
+    return None if text is None else clean(text)
 
 
 def _response(

@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 from adk.events import Event
-from adk.sessions.base import Session, apply_event, missing_session
+from adk.sessions.base import (
+    Session,
+    apply_event,
+    busy,
+    missing_session,
+    stale,
+)
 
 __all__ = ["InMemorySessionService"]
 
 
 class InMemorySessionService:
-    """Sessions kept in a dict, keyed by (user id, session id).
+    """Sessions kept in a dict, keyed by (user id, session id); leases hold within this process.
 
     `get` returns the stored session itself, not a copy: change it only through `append_event`.
+    Leases do not expire unless `lease_ttl` is given: no other process can be left waiting for
+    a dead one, so runs need not renew them.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, lease_ttl: float = math.inf) -> None:
+        self.lease_ttl = lease_ttl
         self._sessions: dict[tuple[str, str], Session] = {}
+        self._leases: dict[tuple[str, str], tuple[str, float]] = {}
+        """(user id, session id) -> (owner, monotonic expiry)."""
 
     async def get_or_create(self, user_id: str, session_id: str) -> Session:
         key = (user_id, session_id)
@@ -30,15 +44,62 @@ class InMemorySessionService:
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
-        stored = self._sessions.get((session.user_id, session.id))
+        key = (session.user_id, session.id)
+        stored = self._sessions.get(key)
         if stored is None:
             raise missing_session("the in-memory store", session)
+        if stored is not session and stored.last_seq != session.last_seq:
+            raise stale(session, stored.last_seq)
+        held = self._leases.get(key)
+        if held is not None and held[0] != session.lease and held[1] > time.monotonic():
+            raise busy(*key)
         apply_event(session, event)
         if stored is not session:
             apply_event(stored, event)
 
     async def delete(self, user_id: str, session_id: str) -> None:
         self._sessions.pop((user_id, session_id), None)
+        self._leases.pop((user_id, session_id), None)
 
     async def list_sessions(self, user_id: str) -> list[str]:
         return [sid for (uid, sid) in self._sessions if uid == user_id]
+
+    async def acquire(
+        self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
+    ) -> Session:
+        key = (user_id, session_id)
+        held = self._leases.get(key)
+        if held is not None and held[0] != takeover and self._held_by_other(key, owner):
+            raise busy(user_id, session_id)
+        self._leases[key] = (owner, time.monotonic() + self.lease_ttl)
+        stored = await self.get_or_create(user_id, session_id)
+        if held is None or held[0] == owner:
+            stored.lease = owner
+            return stored
+        # Taken from an owner that did not release it: a copy of its own, so that the old
+        # holder's session object keeps the old lease and is fenced out.
+        return Session.model_construct(
+            id=session_id,
+            user_id=user_id,
+            state=dict(stored.state),
+            events=list(stored.events),
+            updated_at=stored.updated_at,
+            lease=owner,
+        )
+
+    async def renew(self, session: Session) -> None:
+        key = (session.user_id, session.id)
+        if session.lease is None or self._held_by_other(key, session.lease):
+            raise busy(*key)
+        self._leases[key] = (session.lease, time.monotonic() + self.lease_ttl)
+
+    async def release(self, session: Session) -> None:
+        key = (session.user_id, session.id)
+        held = self._leases.get(key)
+        if held is not None and held[0] == session.lease:
+            del self._leases[key]
+        session.lease = None
+
+    def _held_by_other(self, key: tuple[str, str], owner: str | None) -> bool:
+        held = self._leases.get(key)
+        return held is not None and held[0] != owner and held[1] > time.monotonic()

@@ -4,28 +4,43 @@ Each `append_event` is one transaction that stores the event and the session's n
 together, so a crash never separates an event from its state delta. The database runs in WAL
 mode with `synchronous=NORMAL`: a killed process loses nothing that was committed; a power
 failure may lose the last few commits but never corrupts the file.
+
+Every call runs on the store's own thread, so a write lock held by another process (SQLite
+allows one writer at a time) holds up that call only, never the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import pydantic_core
 
 from adk.events import Event
-from adk.sessions.base import Session, apply_event, apply_state_delta, missing_session
+from adk.sessions.base import (
+    DEFAULT_LEASE_TTL,
+    Session,
+    apply_event,
+    apply_state_delta,
+    busy,
+    missing_session,
+    stale,
+)
 
 __all__ = ["SqliteSessionService"]
 
-_SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+_SCHEMA_VERSION = 2
 _SCHEMA = (
-    # state: the session state as a JSON object; last_seq: the seq of its last event.
+    # state: the session state as a JSON object; last_seq: the seq of its last event;
+    # lease_owner / lease_expires: the run lease (expiry in time.time() seconds).
     """CREATE TABLE sessions (
         pk INTEGER PRIMARY KEY,
         user_id TEXT NOT NULL,
@@ -33,6 +48,8 @@ _SCHEMA = (
         state TEXT NOT NULL,
         updated_at REAL NOT NULL,
         last_seq INTEGER NOT NULL DEFAULT 0,
+        lease_owner TEXT,
+        lease_expires REAL NOT NULL DEFAULT 0,
         UNIQUE (user_id, id)
     )""",
     # event: Event.model_dump_json(), read back with Event.model_validate_json.
@@ -43,25 +60,42 @@ _SCHEMA = (
         PRIMARY KEY (session, seq)
     ) WITHOUT ROWID""",
 )
+_MIGRATIONS = {
+    1: (
+        "ALTER TABLE sessions ADD COLUMN lease_owner TEXT",
+        "ALTER TABLE sessions ADD COLUMN lease_expires REAL NOT NULL DEFAULT 0",
+    ),
+}
+"""The statements that take a database from a version to the next."""
 
 
 class SqliteSessionService:
-    """Sessions in a SQLite file (or `":memory:"`), through one connection.
+    """Sessions in a SQLite file (or `":memory:"`), through one connection on one thread.
 
-    Calls are short local I/O done directly on the event loop. Another instance or process
-    opening the same file sees every committed event and state.
+    Another instance or process opening the same file sees every committed event and state,
+    and respects its leases. A call waits up to `timeout` seconds for another writer's lock,
+    then fails with `sqlite3.OperationalError`.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = "adk_sessions.sqlite3") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = "adk_sessions.sqlite3",
+        *,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+        timeout: float = 5.0,
+    ) -> None:
         self.path = os.fspath(path)
-        # One connection, used under a lock, so a service may also be shared across threads.
-        self._lock = threading.Lock()
+        self.lease_ttl = lease_ttl
+        self.timeout = timeout
         self._conn = self._open()
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="adk-sqlite")
 
     def _open(self) -> sqlite3.Connection:
         where = f"session store {self.path!r}"
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
         except sqlite3.Error as e:
             raise type(e)(f"cannot open {where}: {e}") from e
         try:
@@ -78,42 +112,68 @@ class SqliteSessionService:
                     raise sqlite3.DatabaseError(f"it already has tables not made by adk: {names}")
                 for statement in _SCHEMA:
                     conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-            elif version != _SCHEMA_VERSION:
+            elif version > _SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(
-                    f"its schema version is {version}, and this adk reads version {_SCHEMA_VERSION}"
+                    f"its schema version is {version}, and this adk reads versions up to {_SCHEMA_VERSION}"
                 )
+            else:
+                for old in range(version, _SCHEMA_VERSION):
+                    for statement in _MIGRATIONS[old]:
+                        conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except sqlite3.Error as e:
             conn.close()
             raise type(e)(f"cannot open {where}: {e}") from e
         return conn
 
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(*args)` on the store's thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
     @contextmanager
     def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            conn = self._conn
-            conn.execute(begin)
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        conn = self._conn
+        conn.execute(begin)
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     async def get_or_create(self, user_id: str, session_id: str) -> Session:
+        return await self._call(self._get_or_create, user_id, session_id, None, None)
+
+    def _get_or_create(
+        self, user_id: str, session_id: str, owner: str | None, takeover: str | None
+    ) -> Session:
         with self._transaction() as conn:
             conn.execute(
                 "INSERT INTO sessions (user_id, id, state, updated_at) VALUES (?, ?, '{}', ?)"
                 " ON CONFLICT DO NOTHING",
                 (user_id, session_id, time.time()),
             )
+            if owner is not None:
+                now = time.time()
+                taken = conn.execute(
+                    "UPDATE sessions SET lease_owner = ?, lease_expires = ? WHERE user_id = ? AND id = ?"
+                    " AND (lease_owner IS NULL OR lease_owner IN (?, ?) OR lease_expires <= ?)",
+                    (owner, now + self.lease_ttl, user_id, session_id, owner, takeover, now),
+                )
+                if not taken.rowcount:
+                    raise busy(user_id, session_id)
             session = self._load(conn, user_id, session_id)
-        assert session is not None
+        if session is None:  # pragma: no cover  # created above, in the same transaction
+            raise missing_session(f"session store {self.path!r}", Session(id=session_id, user_id=user_id))
+        session.lease = owner
         return session
 
     async def get(self, user_id: str, session_id: str) -> Session | None:
+        return await self._call(self._get, user_id, session_id)
+
+    def _get(self, user_id: str, session_id: str) -> Session | None:
         with self._transaction("BEGIN") as conn:
             return self._load(conn, user_id, session_id)
 
@@ -137,31 +197,42 @@ class SqliteSessionService:
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
-        text = _event_json(event)
+        await self._call(self._append, session, event, _event_json(event))
+        apply_event(session, event)
+
+    def _append(self, session: Session, event: Event, text: str) -> None:
         delta = event.actions.state_delta
         with self._transaction() as conn:
-            query = "SELECT pk, last_seq FROM sessions WHERE user_id = ? AND id = ?"
-            row = conn.execute(query, (session.user_id, session.id)).fetchone()
+            row = conn.execute(
+                "SELECT pk, last_seq, lease_owner, lease_expires, state FROM sessions"
+                " WHERE user_id = ? AND id = ?",
+                (session.user_id, session.id),
+            ).fetchone()
             if row is None:
                 raise missing_session(f"session store {self.path!r}", session)
-            pk, seq = row
+            pk, seq, owner, expires, state = row
+            if seq != session.last_seq:
+                raise stale(session, seq)
+            if owner is not None and owner != session.lease and expires > time.time():
+                raise busy(session.user_id, session.id)
             seq += 1
             conn.execute("INSERT INTO events (session, seq, event) VALUES (?, ?, ?)", (pk, seq, text))
             if not delta:
                 update = (seq, event.timestamp, pk)
                 conn.execute("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE pk = ?", update)
             else:
-                # Applied to the stored state, not to `session.state`, which may be stale.
-                (state,) = conn.execute("SELECT state FROM sessions WHERE pk = ?", (pk,)).fetchone()
+                # Applied to the stored state, which is the state `session` has seen.
                 stored: dict[str, Any] = pydantic_core.from_json(state)
                 apply_state_delta(stored, delta)
                 conn.execute(
                     "UPDATE sessions SET last_seq = ?, state = ?, updated_at = ? WHERE pk = ?",
                     (seq, pydantic_core.to_json(stored).decode(), event.timestamp, pk),
                 )
-        apply_event(session, event)
 
     async def delete(self, user_id: str, session_id: str) -> None:
+        await self._call(self._delete, user_id, session_id)
+
+    def _delete(self, user_id: str, session_id: str) -> None:
         with self._transaction() as conn:
             row = conn.execute(
                 "SELECT pk FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
@@ -171,14 +242,43 @@ class SqliteSessionService:
                 conn.execute("DELETE FROM sessions WHERE pk = ?", row)
 
     async def list_sessions(self, user_id: str) -> list[str]:
-        with self._lock:
-            rows = self._conn.execute("SELECT id FROM sessions WHERE user_id = ? ORDER BY pk", (user_id,))
-            return [sid for (sid,) in rows]
+        return await self._call(self._list, user_id)
+
+    def _list(self, user_id: str) -> list[str]:
+        rows = self._conn.execute("SELECT id FROM sessions WHERE user_id = ? ORDER BY pk", (user_id,))
+        return [sid for (sid,) in rows]
+
+    async def acquire(
+        self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
+    ) -> Session:
+        return await self._call(self._get_or_create, user_id, session_id, owner, takeover)
+
+    async def renew(self, session: Session) -> None:
+        await self._call(self._renew, session)
+
+    def _renew(self, session: Session) -> None:
+        renewed = self._conn.execute(
+            "UPDATE sessions SET lease_expires = ? WHERE user_id = ? AND id = ? AND lease_owner = ?",
+            (time.time() + self.lease_ttl, session.user_id, session.id, session.lease),
+        )
+        if session.lease is None or not renewed.rowcount:
+            raise busy(session.user_id, session.id)
+
+    async def release(self, session: Session) -> None:
+        owner, session.lease = session.lease, None
+        if owner is not None:
+            await self._call(self._release, session, owner)
+
+    def _release(self, session: Session, owner: str) -> None:
+        self._conn.execute(
+            "UPDATE sessions SET lease_owner = NULL, lease_expires = 0"
+            " WHERE user_id = ? AND id = ? AND lease_owner = ?",
+            (session.user_id, session.id, owner),
+        )
 
     def close(self) -> None:
         """Close the connection; the service is unusable afterwards. Closing twice is harmless."""
-        with self._lock:
-            self._conn.close()
+        self._thread.submit(self._conn.close).result()  # after the calls already queued
 
     async def __aenter__(self) -> Self:
         return self

@@ -1,4 +1,4 @@
-"""LlmAgent: the model and tool hooks of DESIGN §2, tool errors, concurrency, the iteration bound."""
+"""LlmAgent: the model and tool hooks of docs/callbacks.md, tool errors, concurrency, the iteration bound."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ async def test_after_model_is_a_fold_and_its_output_is_what_the_agent_uses() -> 
     ]
     session = await runner.session_service.get("u", "s")
     assert session is not None
-    assert session.events[-1].message == Message.assistant("x012")
+    assert session.events[-2].message == Message.assistant("x012")
 
 
 async def test_after_model_may_add_tool_calls() -> None:
@@ -521,7 +521,7 @@ async def test_stream_yields_partial_chunks_then_the_complete_message_and_stores
     assert model.requests[0].stream is True
     session = await runner.session_service.get("u", "s")
     assert session is not None
-    assert [e.id for e in session.events] == [events[0].id, events[5].id]
+    assert [e.id for e in session.events] == [events[0].id, events[5].id, events[6].id]
 
 
 async def test_stream_with_tool_calls() -> None:

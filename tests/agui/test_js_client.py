@@ -64,6 +64,7 @@ def test_the_official_client_receives_a_valid_streamed_tool_run_with_a_discarded
         ("STATE_SNAPSHOT", None),
         ("TEXT_MESSAGE_START", "id1"),
         ("TEXT_MESSAGE_CONTENT", "id1"),
+        ("CUSTOM", None),  # the retry, as it is decided
         ("TEXT_MESSAGE_END", "id1"),  # the discarded attempt's text ends...
         ("MESSAGES_SNAPSHOT", None),  # ...and is dropped from the client's messages
         ("TEXT_MESSAGE_START", "id2"),
@@ -82,6 +83,13 @@ def test_the_official_client_receives_a_valid_streamed_tool_run_with_a_discarded
         ("TEXT_MESSAGE_END", "id4"),
         ("RUN_FINISHED", None),
     ]
+    (retry,) = [e for e in events if e["type"] == "CUSTOM"]
+    assert (retry["name"], retry["value"]["kind"], retry["value"]["by"], retry["value"]["attempt"]) == (
+        "adk.decision",
+        "retried",
+        "callback:RetryPolicy.on_model_error",
+        2,
+    )
     assert [e["delta"] for e in events if e["type"] in ("TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS")] == [
         "Let me th",
         "Checking",
@@ -91,7 +99,7 @@ def test_the_official_client_receives_a_valid_streamed_tool_run_with_a_discarded
         " in",
         " Paris",
     ]
-    assert events[8]["parentMessageId"] == "id2"
+    assert events[9]["parentMessageId"] == "id2"
     assert run["pending"] == []
     assert seen["messages"] == [
         {"id": "u1", "role": "user", "content": "Weather in Paris?"},

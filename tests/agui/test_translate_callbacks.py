@@ -9,7 +9,7 @@ import pytest
 from ag_ui.core import BaseEvent, CustomEvent, TextMessageContentEvent
 
 from adk.agui import AguiTranslator, TranslateContext
-from adk.errors import CallbackError, CallbackRegistrationError
+from adk.errors import CallbackError, CallbackRegistrationError, where
 from adk.events import Event, Message
 from tests.agui.support import CTX, chunk, complete, completion, run_finished, run_started, wire
 
@@ -69,6 +69,11 @@ class Broken:
 class WrongType:
     def before_translate(self, event: Event, ctx: TranslateContext) -> Any:
         return "not an event"
+
+
+class WrongAguiType:
+    def after_translate(self, event: BaseEvent, ctx: TranslateContext) -> Any:
+        return {"type": "RUN_STARTED"}  # what the wire looks like, not an AG-UI event
 
 
 async def run(callbacks: list[Any], events: list[Event], **options: Any) -> list[dict[str, Any]]:
@@ -160,8 +165,18 @@ async def test_a_hook_returning_the_wrong_type_is_an_error_naming_what_it_may_re
         await run([WrongType()], [completion()])
     assert str(info.value) == (
         "callback WrongType failed in before_translate: returned 'not an event'; "
-        "before_translate may return only an Event or None"
+        "before_translate must return an Event or None, not str"
     )
+
+
+async def test_an_after_translate_hook_returning_the_wrong_type_is_an_error() -> None:
+    with pytest.raises(CallbackError) as info:
+        await run([WrongAguiType()], [])
+    assert str(info.value) == (
+        "callback WrongAguiType failed in after_translate: returned {'type': 'RUN_STARTED'}; "
+        "after_translate must return an AG-UI event or None, not dict"
+    )
+    assert where(info.value) == "callback:WrongAguiType.after_translate"
 
 
 async def test_continue_on_error_lets_another_replacement_win_and_logs_the_error(
@@ -176,7 +191,7 @@ async def test_continue_on_error_lets_another_replacement_win_and_logs_the_error
         ("t", "after_translate", "RUN_STARTED"),
     ]
     assert "callback Broken failed in after_translate" in caplog.text
-    assert {r.name for r in caplog.records} == {"adk.agui"}
+    assert {r.name for r in caplog.records} == {"adk.callbacks.chain"}
 
 
 async def test_continue_on_error_without_a_replacement_raises_the_first_error_at_the_end() -> None:

@@ -10,7 +10,7 @@ def before_model(ctx: tuple[str, ...]) -> Cont[tuple[str, ...]]:
     return Cont((*ctx, "module"))
 
 
-async def after_model(value: str, ctx: object) -> str:
+async def after_tool(value: str, ctx: object) -> str:
     return f"module({value})"
 
 

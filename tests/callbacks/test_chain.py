@@ -94,13 +94,13 @@ async def test_before_threads_the_context_through_cont_in_list_order() -> None:
 async def test_before_first_halt_stops_the_chain() -> None:
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, before_model=add("a")),
-        Scripted("b", trace, before_model=halt("from b")),
-        Scripted("c", trace, before_model=halt("from c")),
-        Scripted("d", trace, before_model=add("d")),
+        Scripted("a", trace, before_tool=add("a")),
+        Scripted("b", trace, before_tool=halt("from b")),
+        Scripted("c", trace, before_tool=halt("from c")),
+        Scripted("d", trace, before_tool=add("d")),
     ]
-    assert await run_before(callbacks, "before_model", START) == Halt("from b")
-    assert trace == [("a", "before_model", START), ("b", "before_model", ("start", "a"))]
+    assert await run_before(callbacks, "before_tool", START) == Halt("from b")
+    assert trace == [("a", "before_tool", START), ("b", "before_tool", ("start", "a"))]
 
 
 async def test_before_mixes_sync_and_async_hooks_in_order() -> None:
@@ -147,19 +147,19 @@ async def test_before_continue_on_response_runs_on_and_the_last_halt_wins() -> N
     """Rule 5."""
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, before_model=halt(1)),
-        Scripted("b", trace, before_model=add("b")),
-        AsyncScripted("c", trace, before_model=halt(3)),
-        Scripted("d", trace, before_model=add("d")),
+        Scripted("a", trace, before_tool=halt(1)),
+        Scripted("b", trace, before_tool=add("b")),
+        AsyncScripted("c", trace, before_tool=halt(3)),
+        Scripted("d", trace, before_tool=add("d")),
     ]
-    result = await run_before(callbacks, "before_model", START, continue_on_response=True)
+    result = await run_before(callbacks, "before_tool", START, continue_on_response=True)
     assert result == Halt(3)
     # A Halt leaves the context as it was; the Conts after it still thread it.
     assert trace == [
-        ("a", "before_model", ("start",)),
-        ("b", "before_model", ("start",)),
-        ("c", "before_model", ("start", "b")),
-        ("d", "before_model", ("start", "b")),
+        ("a", "before_tool", ("start",)),
+        ("b", "before_tool", ("start",)),
+        ("c", "before_tool", ("start", "b")),
+        ("d", "before_tool", ("start", "b")),
     ]
 
 
@@ -176,7 +176,7 @@ async def test_before_continue_on_response_without_a_halt_returns_cont() -> None
 class Upper:
     """A class callback: registered as a class, instantiated once."""
 
-    def after_model(self, value: str, ctx: object) -> str:
+    def after_tool(self, value: str, ctx: object) -> str:
         return value.upper()
 
 
@@ -188,14 +188,14 @@ async def test_after_empty_chain_returns_the_same_value() -> None:
 async def test_after_folds_left_to_right_over_a_mix_of_four_callbacks() -> None:
     trace: Trace = []
     callbacks = [
-        Scripted("inst", trace, after_model=wrap("inst")),  # an instance, sync
-        Scripted("skip", trace, before_model=add("skip")),  # no after_model: skipped
+        Scripted("inst", trace, after_tool=wrap("inst")),  # an instance, sync
+        Scripted("skip", trace, before_model=add("skip")),  # no after_tool: skipped
         Upper,  # a class
         module_callback,  # a module, async
-        AsyncScripted("last", trace, after_model=wrap("last")),  # an instance, async
+        AsyncScripted("last", trace, after_tool=wrap("last")),  # an instance, async
     ]
-    assert await run_after(callbacks, "after_model", "v", START) == "last(module(INST(V)))"
-    assert trace == [("inst", "after_model", "v", START), ("last", "after_model", "module(INST(V))", START)]
+    assert await run_after(callbacks, "after_tool", "v", START) == "last(module(INST(V)))"
+    assert trace == [("inst", "after_tool", "v", START), ("last", "after_tool", "module(INST(V))", START)]
 
 
 async def test_after_every_callback_gets_the_same_context() -> None:
@@ -369,7 +369,7 @@ class RaisesANonException:
         (ReturnsHalt, "on_model_error", "returned Halt(value='x'); "
          "on_model_error may return only Retry, Fallback or Raise"),
         (RaisesANonException, "on_tool_error", "returned Raise(error='not an exception'); "
-         "on_tool_error may return only Raise of an Exception"),
+         "the error of a Raise from on_tool_error must be an Exception, not str"),
     ],
 )  # fmt: skip
 async def test_a_wrong_result_is_a_callback_error_naming_callback_hook_and_value(
@@ -419,10 +419,10 @@ async def test_a_sync_wrapper_around_an_async_hook_is_awaited() -> None:
 
     class Wrapped:
         @logged
-        async def after_model(self, value: str, ctx: object) -> str:
+        async def after_tool(self, value: str, ctx: object) -> str:
             return value + "!"
 
-    assert await run_after([Wrapped()], "after_model", "v", START) == "v!"
+    assert await run_after([Wrapped()], "after_tool", "v", START) == "v!"
 
 
 @pytest.mark.parametrize("hook", ["before_model", "after_model", "on_model_error"])
@@ -484,12 +484,12 @@ async def test_without_continue_on_error_an_error_beats_a_kept_halt() -> None:
     """Rule 1: an error beats a Halt kept under continue_on_response."""
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, before_model=halt("a")),
-        Scripted("b", trace, before_model=boom("b")),
-        Scripted("c", trace, before_model=halt("c")),
+        Scripted("a", trace, before_tool=halt("a")),
+        Scripted("b", trace, before_tool=boom("b")),
+        Scripted("c", trace, before_tool=halt("c")),
     ]
     with pytest.raises(CallbackError, match="b failed"):
-        await run_before(callbacks, "before_model", START, continue_on_response=True)
+        await run_before(callbacks, "before_tool", START, continue_on_response=True)
     assert [name for name, *_ in trace] == ["a", "b"]
 
 
@@ -520,16 +520,16 @@ async def test_continue_on_error_a_halt_after_an_error_wins_and_stops_the_chain(
     """Rule 3, run_before; without continue_on_response the Halt still stops the chain."""
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, before_model=boom("a")),
-        Scripted("b", trace, before_model=halt("b")),
-        Scripted("c", trace, before_model=halt("c")),
+        Scripted("a", trace, before_tool=boom("a")),
+        Scripted("b", trace, before_tool=halt("b")),
+        Scripted("c", trace, before_tool=halt("c")),
     ]
     with caplog.at_level(logging.WARNING, logger="adk.callbacks.chain"):
-        result = await run_before(callbacks, "before_model", START, continue_on_error=True)
+        result = await run_before(callbacks, "before_tool", START, continue_on_error=True)
     assert result == Halt("b")
     assert [name for name, *_ in trace] == ["a", "b"]
     assert [r.getMessage() for r in caplog.records] == [
-        "callback Scripted failed in before_model: raised RuntimeError: a failed "
+        "callback Scripted failed in before_tool: raised RuntimeError: a failed "
         "(ignored: continue_on_error and another callback answered)"
     ]
 
@@ -538,14 +538,14 @@ async def test_continue_on_error_and_on_response_the_last_halt_wins_over_errors(
     """Rules 3 and 5 together."""
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, before_model=halt("a")),
-        Scripted("b", trace, before_model=boom("b")),
-        Scripted("c", trace, before_model=halt("c")),
-        Scripted("d", trace, before_model=boom("d")),
-        Scripted("e", trace, before_model=add("e")),
+        Scripted("a", trace, before_tool=halt("a")),
+        Scripted("b", trace, before_tool=boom("b")),
+        Scripted("c", trace, before_tool=halt("c")),
+        Scripted("d", trace, before_tool=boom("d")),
+        Scripted("e", trace, before_tool=add("e")),
     ]
     result = await run_before(
-        callbacks, "before_model", START, continue_on_error=True, continue_on_response=True
+        callbacks, "before_tool", START, continue_on_error=True, continue_on_response=True
     )
     assert result == Halt("c")
     assert [name for name, *_ in trace] == ["a", "b", "c", "d", "e"]
@@ -562,12 +562,12 @@ async def test_after_default_an_error_stops_the_fold() -> None:
     """Rule 1, run_after."""
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, after_model=wrap("a")),
-        Scripted("b", trace, after_model=boom("b")),
-        Scripted("c", trace, after_model=wrap("c")),
+        Scripted("a", trace, after_tool=wrap("a")),
+        Scripted("b", trace, after_tool=boom("b")),
+        Scripted("c", trace, after_tool=wrap("c")),
     ]
     with pytest.raises(CallbackError, match="b failed"):
-        await run_after(callbacks, "after_model", "v", START)
+        await run_after(callbacks, "after_tool", "v", START)
     assert [name for name, *_ in trace] == ["a", "b"]
 
 
@@ -575,13 +575,13 @@ async def test_after_continue_on_error_skips_the_failing_output_and_raises_the_f
     """Rules 2 and 4, run_after."""
     trace: Trace = []
     callbacks = [
-        Scripted("a", trace, after_model=boom("a")),
-        AsyncScripted("b", trace, after_model=wrap("b")),
-        AsyncScripted("c", trace, after_model=boom("c")),
-        Scripted("d", trace, after_model=wrap("d")),
+        Scripted("a", trace, after_tool=boom("a")),
+        AsyncScripted("b", trace, after_tool=wrap("b")),
+        AsyncScripted("c", trace, after_tool=boom("c")),
+        Scripted("d", trace, after_tool=wrap("d")),
     ]
     with pytest.raises(CallbackError, match="a failed"):
-        await run_after(callbacks, "after_model", "v", START, continue_on_error=True)
+        await run_after(callbacks, "after_tool", "v", START, continue_on_error=True)
     assert [(name, value) for name, _, value, _ in trace] == [
         ("a", "v"),
         ("b", "v"),

@@ -1,4 +1,4 @@
-"""Random chains against a reference model of the rules (DESIGN §3 and chain.py's docstring).
+"""Random chains against a reference model of the rules (docs/callbacks.md and chain.py's docstring).
 
 The model is written as the rules read, not as the loop runs: a chain runs a prefix of its
 callbacks, ended by the first answer that stops it; what it returns is read off that prefix.
@@ -27,10 +27,10 @@ class Act:
     is_async: bool
 
 
-BEFORE_KINDS = ["skip", "cont", "halt", "raise", "wrong"]
+BEFORE_KINDS = ["skip", "cont", "halt", "raise", "wrong", "wrong_ctx"]
 AFTER_KINDS = ["skip", "map", "raise"]
-ERROR_KINDS = ["skip", "pass", "replace", "retry", "fallback", "raise", "wrong"]
-FAILS = {"raise", "wrong"}
+ERROR_KINDS = ["skip", "pass", "replace", "retry", "fallback", "raise", "wrong", "wrong_ctx"]
+FAILS = {"raise", "wrong", "wrong_ctx"}
 
 
 def acts(kinds: list[str]) -> st.SearchStrategy[list[Act]]:
@@ -87,10 +87,11 @@ BEFORE_ANSWERS: dict[str, Callable[[int], Callable[..., Any]]] = {
     "halt": lambda i: lambda ctx: Halt(i),
     "raise": raises,
     "wrong": lambda i: lambda ctx: Fallback(f"#{i}#"),
+    "wrong_ctx": lambda i: lambda ctx: Cont(f"#{i}#"),  # not the tuple it received
 }
 
 
-def before_model(
+def before_rules(
     chain: list[Act], coe: bool, cor: bool
 ) -> tuple[tuple[str, Any], list[tuple[int, tuple[Any, ...]]]]:
     """The rules: (outcome, [(index, ctx it received) for each callback that ran])."""
@@ -111,12 +112,12 @@ def before_model(
 
 @given(acts(BEFORE_KINDS), st.booleans(), st.booleans(), st.booleans())
 def test_run_before_follows_the_rules(chain: list[Act], coe: bool, cor: bool, resolved: bool) -> None:
-    callbacks, trace = build("before_model", chain, BEFORE_ANSWERS)
-    expected, seen = before_model(chain, coe, cor)
+    callbacks, trace = build("before_tool", chain, BEFORE_ANSWERS)
+    expected, seen = before_rules(chain, coe, cor)
     chain_of = Callbacks.of(callbacks) if resolved else callbacks
     try:
         result = complete(
-            run_before(chain_of, "before_model", ("start",), continue_on_error=coe, continue_on_response=cor)
+            run_before(chain_of, "before_tool", ("start",), continue_on_error=coe, continue_on_response=cor)
         )
     except CallbackError as e:
         outcome: tuple[str, Any] = ("error", failing_index(e))
@@ -135,7 +136,7 @@ AFTER_ANSWERS: dict[str, Callable[[int], Callable[..., Any]]] = {
 }
 
 
-def after_model(chain: list[Act], coe: bool) -> tuple[tuple[str, Any], list[tuple[int, tuple[Any, ...]]]]:
+def after_rules(chain: list[Act], coe: bool) -> tuple[tuple[str, Any], list[tuple[int, tuple[Any, ...]]]]:
     stop = stop_at(chain, lambda a: a.kind == "raise" and not coe)
     ran = [i for i, act in enumerate(chain[: stop + 1]) if act.kind != "skip"]
     # Each callback receives the fold of the outputs before it; a failing one leaves it as it was.
@@ -148,13 +149,13 @@ def after_model(chain: list[Act], coe: bool) -> tuple[tuple[str, Any], list[tupl
 
 @given(acts(AFTER_KINDS), st.booleans(), st.booleans())
 def test_run_after_follows_the_rules(chain: list[Act], coe: bool, resolved: bool) -> None:
-    callbacks, trace = build("after_model", chain, AFTER_ANSWERS)
-    expected, seen = after_model(chain, coe)
+    callbacks, trace = build("after_tool", chain, AFTER_ANSWERS)
+    expected, seen = after_rules(chain, coe)
     chain_of = Callbacks.of(callbacks) if resolved else callbacks
     try:
         outcome: tuple[str, Any] = (
             "value",
-            complete(run_after(chain_of, "after_model", (), "ctx", continue_on_error=coe)),
+            complete(run_after(chain_of, "after_tool", (), "ctx", continue_on_error=coe)),
         )
     except CallbackError as e:
         outcome = ("error", failing_index(e))
@@ -172,15 +173,16 @@ class Tagged(Exception):
 ERROR_ANSWERS: dict[str, Callable[[int], Callable[..., Any]]] = {
     "pass": lambda i: lambda error, ctx: Raise(error),
     "replace": lambda i: lambda error, ctx: Raise(Tagged(i)),
-    "retry": lambda i: lambda error, ctx: Retry(i, delay=i),
+    "retry": lambda i: lambda error, ctx: Retry(f"ctx {i}", delay=i),
     "fallback": lambda i: lambda error, ctx: Fallback(i),
     "raise": raises,
     "wrong": lambda i: lambda error, ctx: Halt(f"#{i}#"),
+    "wrong_ctx": lambda i: lambda error, ctx: Retry((f"#{i}#",)),  # not the str it received
 }
 RECOVERS = {"retry", "fallback"}
 
 
-def on_model_error(chain: list[Act], coe: bool) -> tuple[tuple[str, Any], list[tuple[int, Any]]]:
+def on_error_rules(chain: list[Act], coe: bool) -> tuple[tuple[str, Any], list[tuple[int, Any]]]:
     stop = stop_at(chain, lambda a: a.kind in RECOVERS or (a.kind in FAILS and not coe))
     ran = [i for i, act in enumerate(chain[: stop + 1]) if act.kind != "skip"]
 
@@ -204,20 +206,20 @@ def on_model_error(chain: list[Act], coe: bool) -> tuple[tuple[str, Any], list[t
 
 @given(acts(ERROR_KINDS), st.booleans(), st.booleans())
 def test_run_on_error_follows_the_rules(chain: list[Act], coe: bool, resolved: bool) -> None:
-    callbacks, trace = build("on_model_error", chain, ERROR_ANSWERS)
-    expected, seen = on_model_error(chain, coe)
+    callbacks, trace = build("on_tool_error", chain, ERROR_ANSWERS)
+    expected, seen = on_error_rules(chain, coe)
     chain_of = Callbacks.of(callbacks) if resolved else callbacks
     try:
         result = complete(
-            run_on_error(chain_of, "on_model_error", Tagged("original"), "ctx", continue_on_error=coe)
+            run_on_error(chain_of, "on_tool_error", Tagged("original"), "ctx", continue_on_error=coe)
         )
     except CallbackError as e:
         outcome: tuple[str, Any] = ("error", failing_index(e))
     else:
         match result:
             case Retry(ctx, delay):
-                assert delay == ctx
-                outcome = ("retry", ctx)
+                assert ctx == f"ctx {delay}"
+                outcome = ("retry", delay)
             case Fallback(value):
                 outcome = ("fallback", value)
             case Raise(error):

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import types
+from collections.abc import Callable, Iterator
 from typing import Any, get_args
 
 import pytest
 
-from adk.callbacks import HOOKS, Callback, Callbacks, Cont, HookName, Raise
-from adk.errors import CallbackRegistrationError
+from adk.callbacks import (
+    HOOKS,
+    Callback,
+    Callbacks,
+    Cont,
+    HookName,
+    Raise,
+    registry,
+    run_after,
+    run_before,
+    run_on_error,
+)
+from adk.callbacks.chain import run_chain
+from adk.callbacks.registry import AFTER, REPLACE, Hook, declare_hooks
+from adk.errors import CallbackError, CallbackRegistrationError
 from tests.callbacks import module_callback
 from tests.callbacks.scripted import Scripted, Trace
 
@@ -74,8 +91,8 @@ def test_a_module_registers_its_functions() -> None:
     assert [(fn, is_async) for fn, is_async, _ in callbacks.get("before_model")] == [
         (module_callback.before_model, False)
     ]
-    assert [(fn, is_async) for fn, is_async, _ in callbacks.get("after_model")] == [
-        (module_callback.after_model, True)
+    assert [(fn, is_async) for fn, is_async, _ in callbacks.get("after_tool")] == [
+        (module_callback.after_tool, True)
     ]
     assert repr(callbacks) == "Callbacks(tests.callbacks.module_callback)"
 
@@ -297,3 +314,196 @@ def test_get_an_unknown_hook_is_a_value_error() -> None:
 
 def test_repr_names_the_callbacks() -> None:
     assert repr(Callbacks.of([Both, module_callback])) == "Callbacks(Both, tests.callbacks.module_callback)"
+
+
+# --- signatures: a hook that cannot take its hook's arguments is refused at registration -------
+
+
+class NoContext:
+    def before_model(self) -> Any:
+        return None
+
+
+class OneArgAfter:
+    def after_model(self, response: Any) -> Any:
+        return response
+
+
+class NeedsAKeyword:
+    def on_tool_error(self, error: Exception, ctx: Any, *, policy: str) -> Any:
+        return Raise(error)
+
+
+def module_with(**hooks: Any) -> types.ModuleType:
+    module = types.ModuleType("hooks_here")
+    for name, fn in hooks.items():
+        setattr(module, name, fn)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("callback", "message"),
+    [
+        (NoContext, "callback NoContext: hook before_model(self) cannot be called as before_model(ctx): "
+         "too many positional arguments"),
+        (OneArgAfter(), "callback OneArgAfter: hook after_model(self, response) cannot be called as "
+         "after_model(value, ctx): too many positional arguments"),
+        (NeedsAKeyword, "callback NeedsAKeyword: hook on_tool_error(self, error, ctx, *, policy) cannot be "
+         "called as on_tool_error(error, ctx): missing a required argument: 'policy'"),
+        (module_with(before_tool=lambda: None), "callback hooks_here: hook before_tool() cannot be called as "
+         "before_tool(ctx): too many positional arguments"),
+        (module_with(after_tool=lambda a, b, c: a), "callback hooks_here: hook after_tool(a, b, c) cannot be "
+         "called as after_tool(value, ctx): missing a required argument: 'c'"),
+    ],
+)  # fmt: skip
+def test_a_hook_that_cannot_take_its_arguments_is_refused_naming_callback_and_hook(
+    callback: Any, message: str
+) -> None:
+    with pytest.raises(CallbackRegistrationError) as caught:
+        Callbacks.of([Both(), callback])
+    assert str(caught.value) == message
+
+
+class Flexible:
+    """Signatures that can take the arguments, however they are written."""
+
+    def before_model(self, ctx: Any, extra: Any = None) -> Any:
+        return Cont(ctx)
+
+    def after_model(self, *args: Any) -> Any:
+        return args[0]
+
+    @staticmethod
+    def before_tool(ctx: Any) -> Any:
+        return Cont(ctx)
+
+    @classmethod
+    def after_tool(cls, result: Any, ctx: Any, /) -> Any:
+        return result
+
+    class _Call:
+        def __call__(self, error: Exception, ctx: Any) -> Any:
+            return Raise(error)
+
+    on_tool_error = _Call()
+
+
+def test_hooks_that_can_take_their_arguments_are_accepted() -> None:
+    callbacks = Callbacks.of([Flexible])
+    assert [hook for hook in HOOKS if callbacks.get(hook)] == [
+        "before_model",
+        "after_model",
+        "before_tool",
+        "after_tool",
+        "on_tool_error",
+    ]
+
+
+def test_the_signature_check_is_cached_per_function() -> None:
+    registry._function_cannot_take.cache_clear()
+    for _ in range(3):
+        Callbacks.of([Flexible(), Both()])
+    info = registry._function_cannot_take.cache_info()
+    # Flexible's 4 functions and Both's 2, inspected once each (a callable object is not cached).
+    assert (info.misses, info.hits) == (6, 12)
+
+
+# --- hook families: declared by the module that owns them ---------------------------------------
+
+
+@pytest.fixture
+def render_hooks() -> Iterator[tuple[Hook, Hook]]:
+    """A family of two hooks, declared for one test and forgotten after it."""
+    hooks = (
+        Hook("before_render", REPLACE, str, "a str or None"),
+        Hook("after_render", AFTER, int, "an int"),
+    )
+    declare_hooks(*hooks)
+    yield hooks
+    for hook in hooks:
+        del registry._declared[hook.name]
+        del registry.BY_CHAIN[hook.chain][hook.name]  # type: ignore[attr-defined]
+    registry._misspelt.cache_clear()
+
+
+class Renders:
+    def before_render(self, page: str, ctx: object) -> str | None:
+        return page.upper() if page.startswith("draft") else None
+
+    def after_render(self, size: int, ctx: object) -> Any:
+        return size + 1 if size < 10 else "too big"
+
+
+async def test_a_declared_family_is_resolved_and_run_by_the_core(render_hooks: tuple[Hook, Hook]) -> None:
+    before, after = render_hooks
+    callbacks = Callbacks.of([Renders, Both])
+    assert [fn.__name__ for fn, _, _ in callbacks.get(before)] == ["before_render"]
+    assert await run_chain(callbacks.get(before), before, "draft 1", None) == "DRAFT 1"
+    assert await run_chain(callbacks.get(before), before, "final", None) == "final"
+    assert await run_chain(callbacks.get(after), after, 1, None) == 2
+    with pytest.raises(CallbackError) as caught:
+        await run_chain(callbacks.get(after), after, 10, None)
+    assert str(caught.value) == (
+        "callback Renders failed in after_render: returned 'too big'; "
+        "after_render must return an int, not str"
+    )
+
+
+def test_a_declared_family_is_checked_at_registration(render_hooks: tuple[Hook, Hook]) -> None:
+    misspelt = module_with(befor_render=lambda page, ctx: None)
+    with pytest.raises(
+        CallbackRegistrationError, match="'befor_render' that looks like the hook 'before_render'"
+    ):
+        Callbacks.of([misspelt])
+    with pytest.raises(CallbackRegistrationError, match=r"hook after_render\(size\) cannot be called as"):
+        Callbacks.of([module_with(after_render=lambda size: size)])
+
+
+def test_callbacks_made_before_a_family_was_declared_have_no_hooks_of_it() -> None:
+    early = Callbacks.of([Both()])
+    hook = Hook("before_paint", REPLACE, str, "a str or None")
+    declare_hooks(hook)
+    try:
+        assert early.get(hook) == ()
+        assert early.get("before_model") != ()
+    finally:
+        del registry._declared[hook.name]
+        del registry.BY_CHAIN[REPLACE][hook.name]  # type: ignore[attr-defined]
+        registry._misspelt.cache_clear()
+
+
+def test_declaring_a_hook_again_is_allowed_only_as_it_was(render_hooks: tuple[Hook, Hook]) -> None:
+    before, _ = render_hooks
+    declare_hooks(Hook("before_render", REPLACE, str, "a str or None"))  # a reloaded module
+    assert registry.DECLARED["before_render"] == before
+    with pytest.raises(
+        ValueError, match=r"^hook 'before_render' is already declared as Hook\('before_render'"
+    ):
+        declare_hooks(Hook("before_render", AFTER, str, "a str"))
+    with pytest.raises(ValueError, match="'after_model' is already declared"):
+        declare_hooks(Hook("after_model", AFTER))  # the core's hooks cannot be redefined either
+
+
+def test_the_core_declares_only_the_agent_model_and_tool_hooks() -> None:
+    # A fresh interpreter: in this one adk.agui has declared its hooks already.
+    code = (
+        "import adk.callbacks.registry as r\n"
+        "print(sorted(r.DECLARED) == sorted(r.HOOKS))\n"
+        "import adk.agui\n"
+        "print([h for h in r.DECLARED if h not in r.HOOKS])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["True", "['before_translate', 'after_translate']"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: run_before([], "after_model", None), "run_before runs before hooks; after_model is not one"),
+        (lambda: run_after([], "before_tool", 1, None), "run_after runs after hooks; before_tool is not one"),
+        (lambda: run_on_error([], "after_tool", ValueError(), None), "run_on_error runs on_error hooks; "),
+    ],
+)
+def test_a_chain_helper_refuses_a_hook_of_another_chain(call: Callable[[], object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()

@@ -25,21 +25,21 @@ assistant: It's 18°C and sunny in Paris.
 
 ── a guardrail halts the model call
 you: What's the admin password?
-  ⛔ a before_model callback halted the call; the model was not called
+  ⛔ Guardrail.before_model halted model primary; the model was not called
 assistant: Sorry, I can't help with anything about passwords.
 
 ── the model fails once with a 503; the retry policy tries again
 you: And the weather in Tokyo?
-  ↻ model primary failed (ServerError: 503 Service Unavailable); retrying in 0.20 s (attempt 2)
+  ↻ model primary failed (ServerError: 503 Service Unavailable); RetryThenFallback.on_model_error retries in 0.20 s (attempt 2)
   ⚙ get_weather(city="Tokyo")
   ↳ {"city":"Tokyo","temp_c":24,"sky":"cloudy"}
 assistant: It's 24°C and cloudy in Tokyo.
 
 ── the primary model fails for good; the agent falls back to the backup
 you: Thanks!
-  ⇄ model primary failed (AuthenticationError: 401 API key revoked); falling back to model backup
+  ⇄ model primary failed (AuthenticationError: 401 API key revoked); RetryThenFallback.on_model_error falls back to model backup
 assistant: You're welcome! Come back when the weather changes.
-"""
+"""  # noqa: E501  (the terminal's lines, as they are)
 
 
 def timeless(err: str) -> str:
@@ -52,10 +52,10 @@ def test_demo_plays_the_whole_conversation(capsys: pytest.CaptureFixture[str], t
     out, err = capsys.readouterr()
     assert out == TRANSCRIPT
     assert timeless(err) == (
-        "  ⏱ T s · 2 model answers · tokens not reported\n"
-        "  ⏱ T s · 0 model answers · tokens not reported\n"  # the guardrail halted the call
-        "  ⏱ T s · 2 model answers · tokens not reported\n"
-        "  ⏱ T s · 1 model answer · tokens not reported\n"
+        "  ⏱ T s · 2 model calls · tokens not reported\n"
+        "  ⏱ T s · 0 model calls · tokens not reported\n"  # the guardrail halted the call
+        "  ⏱ T s · 3 model calls · tokens not reported\n"  # the 503, then two answers
+        "  ⏱ T s · 2 model calls · tokens not reported\n"  # the 401, then the backup's answer
     )
     assert testing.waits == [0.2, 0.0]  # the retry's wait, then the switch's (skipped under test)
 

@@ -4,15 +4,17 @@ import io
 from typing import Any
 
 import pytest
+import tenacity
 
 from adk import (
     AgentContext,
-    Callbacks,
     Cont,
     Halt,
     LlmAgent,
     LlmResponse,
     Message,
+    ModelContext,
+    RetryPolicy,
     Runner,
     SequentialAgent,
     ToolCall,
@@ -33,10 +35,8 @@ def missing(args: dict[str, Any], ctx: ToolContext) -> Any:
 async def shown(runner: Runner, message: str = "hi", *, stream: bool = True) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     display = Display(out, err, color=False)
-    runner.callbacks = Callbacks.of([display]) + runner.callbacks
-    with display.watching():
-        async for event in runner.run("u", "s", message, stream=stream):
-            display.show(event)
+    async for event in runner.run("u", "s", message, stream=stream):
+        display.show(event)
     return out.getvalue(), err.getvalue()
 
 
@@ -52,7 +52,9 @@ async def test_a_discarded_streamed_attempt_is_called_out() -> None:
     out, _ = await shown(Runner(LlmAgent("bot", model=model)))
     lines = out.splitlines()
     assert lines[0] == "bot: Hello"
-    assert lines[1].startswith("  ↻ model m failed (ServerError: cut); retrying in ")
+    assert lines[1].startswith(
+        "  ↻ model m failed (ServerError: cut); RetryPolicy.on_model_error retries in "
+    )
     assert lines[2] == "  ⟲ discarded: attempt 1 on model 'm' failed after partial output"
     assert lines[3:] == ["bot: Hello again"]
 
@@ -70,12 +72,15 @@ class Rewrite:
 async def test_agent_halts_and_replaced_outputs_are_called_out() -> None:
     halted = LlmAgent("first", model=ScriptedModel([]), callbacks=[StopAgent()])
     out, _ = await shown(Runner(halted))
-    assert out == "  ⛔ a before_agent callback halted agent first\nfirst: closed for maintenance\n"
+    assert (
+        out
+        == "  ⛔ StopAgent.before_agent halted agent first; it did not run\nfirst: closed for maintenance\n"
+    )
 
     replaced = LlmAgent("second", model=ScriptedModel(["original"]), callbacks=[Rewrite()])
     out, _ = await shown(Runner(replaced), stream=False)
     assert out == (
-        "second: original\n  ✎ an after_agent callback replaced the answer of second\nsecond: rewritten\n"
+        "second: original\n  ✎ Rewrite.after_agent replaced the output of agent second\nsecond: rewritten\n"
     )
 
 
@@ -104,3 +109,40 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     display = Display(Tty(), color=True)
     display.user("hi")
     assert display.out.getvalue() == "\x1b[1myou:\x1b[0m hi\n"  # type: ignore[attr-defined]
+
+
+class Refuse:
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[str]:
+        return Halt("not allowed") if ctx.tool.name == "delete" else Cont(ctx)
+
+
+class Polite:
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        return LlmResponse.text(response.content + ", please") if response.content else response
+
+
+async def test_tool_decisions_and_a_replaced_response_name_who_took_them() -> None:
+    failures = [ConnectionError("reset")]
+
+    def fetch(args: dict[str, Any], ctx: ToolContext) -> Any:
+        if failures:
+            raise failures.pop()
+        return "page"
+
+    calls = LlmResponse.calls(ToolCall.of("delete", id="c1"), ToolCall.of("fetch", id="c2"))
+    model = ScriptedModel([calls, "done"])
+    tools = [Tool("delete"), Tool("fetch", fetch, idempotent=True)]
+    agent = LlmAgent("bot", model=model, tools=tools, callbacks=[Refuse(), Polite()])
+    runner = Runner(agent, retry_policy=RetryPolicy(wait=tenacity.wait_fixed(0.5)))
+    out, _ = await shown(runner, stream=False)
+    assert out == (
+        "  ⚙ delete()\n"
+        "  ⚙ fetch()\n"
+        "  ⛔ Refuse.before_tool halted tool delete; it did not run\n"
+        "  ↳ not allowed\n"
+        "  ↻ tool fetch failed (ConnectionError: reset); RetryPolicy.on_tool_error retries in 0.50 s "
+        "(attempt 2)\n"
+        "  ↳ page\n"
+        "  ✎ Polite.after_model replaced the output of model scripted\n"
+        "bot: done, please\n"
+    )

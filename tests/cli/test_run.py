@@ -1,5 +1,6 @@
 """`adk run` and `adk serve`: loading a user's agent, one message or a chat, sessions, failures."""
 
+import asyncio
 import io
 import logging
 import re
@@ -17,6 +18,7 @@ from adk import BaseAgent, LlmRequest, LlmResponse, Runner
 from adk.cli import main
 from adk.errors import ModelConnectionError
 from adk.testing import set_testing
+from tests import postgres
 
 ECHO = """\
 from adk import LlmAgent
@@ -67,7 +69,7 @@ def test_without_a_session_id_a_new_one_is_made_and_shown(capsys: pytest.Capture
     session = err.split()[1]
     assert timeless(err) == (
         f"session {session} (continue it with --session {session})\n"
-        "  ⏱ T s · 1 model answer · tokens not reported\n"
+        "  ⏱ T s · 1 model call · tokens not reported\n"
     )
     assert main(["run", path, "-m", "more", "--session", session]) == 0
     assert capsys.readouterr().out == "echo: heard ['hello', 'more']\n"
@@ -150,8 +152,7 @@ def test_a_failed_run_exits_non_zero_with_the_error(capsys: pytest.CaptureFixtur
     out, err = capsys.readouterr()
     assert (out, timeless(err)) == (
         "",
-        "✗ error: AuthenticationError: bad key [model:gpt]\n"
-        "  ⏱ T s · 0 model answers · tokens not reported\n",
+        "✗ error: AuthenticationError: bad key [model:gpt]\n  ⏱ T s · 1 model call · tokens not reported\n",
     )
 
 
@@ -320,7 +321,7 @@ def test_demo_on_an_openai_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert made == ["gpt-test"]
     assert "chose not to call" not in out
     assert out.startswith("adk demo: an assistant with a weather tool, a guardrail and recovery; model ")
-    assert "falling back to model gpt-test\n" in out
+    assert "falls back to model gpt-test\n" in out
 
 
 def test_an_unknown_model_provider(capsys: pytest.CaptureFixture[str]) -> None:
@@ -384,3 +385,38 @@ def test_the_demo_says_when_the_model_chose_not_to_call_the_tool(
     out, err = capsys.readouterr()
     assert "⚙" not in out
     assert err.count("(the model chose not to call get_weather; small models often answer directly)\n") == 2
+
+
+def test_sessions_in_postgresql_are_shared_by_separate_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    postgres.require()
+    path = write("echo_agent.py", ECHO)
+    schema = postgres.schema_name()
+    url = f"{postgres.URL}?schema={schema}"
+    try:
+        assert main(["run", path, "-m", "one", "--session", "s", "--sessions", url]) == 0
+        assert main(["run", path, "-m", "two", "--session", "s", "--sessions", url]) == 0
+        assert capsys.readouterr().out == "echo: heard ['one']\necho: heard ['one', 'two']\n"
+    finally:
+        asyncio.run(postgres.drop(schema))
+    assert not Path(".adk").exists()  # no SQLite file was made
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        (
+            "postgresql://",
+            "adk: --sessions: session store URL 'postgresql://' is not a PostgreSQL URL:"
+            " expected postgresql://user[:password]@host[:port]/database\n",
+        ),
+        (
+            "postgresql://adk:hunter2@127.0.0.1:1/db",
+            "✗ error: ConnectionError: cannot open session store postgresql://adk:***@127.0.0.1:1/db: ",
+        ),
+    ],
+)
+def test_a_bad_sessions_url_is_one_line(where: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write("echo_agent.py", ECHO)
+    assert main(["run", path, "-m", "hi", "--session", "s", "--sessions", where]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1 and "hunter2" not in err

@@ -44,4 +44,4 @@ def test_the_docs_small_model_agent_calls_its_tool_under_adk_run(
     assert re.search(r"^  ⚙ get_weather\(", done.stdout, re.MULTILINE), done.stdout
     assert "  ↳ sunny in " in done.stdout
     # llama.cpp's streams carry no token counts, whatever `stream_options` asks
-    assert re.search(r"⏱ \d+\.\d\d s · 2 model answers · (\d+ tokens|tokens not reported)", done.stderr)
+    assert re.search(r"⏱ \d+\.\d\d s · 2 model calls · (\d+ tokens|tokens not reported)", done.stderr)

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
 import time
-import traceback
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from email.utils import formatdate
 from typing import Any
 
 import httpx
-import openai
 import pytest
 
 from adk import Event, LlmAgent, Runner, tool
@@ -146,6 +143,11 @@ async def fail(model: OpenAIModel, request: LlmRequest) -> ModelError:
     return info.value
 
 
+def cause(error: BaseException) -> str:
+    """The type of what `error` was raised from, as its masked stand-in names it."""
+    return str(error.__cause__).partition(":")[0]
+
+
 # --- answers -------------------------------------------------------------------------------------
 
 
@@ -267,15 +269,14 @@ async def test_streamed_tool_calls_are_put_together_by_index(
     server = FakeServer(sse(*chunks, chunk(finish="tool_calls")))
 
     *partial, response = await collect(model(server), ask(stream=True, tools=[WEATHER]))
-
     # Each piece of arguments goes out as it comes, named by its call's id and name.
     assert [
         (p.is_partial, p.content, p.choices[0].delta.tool_calls) for p in partial if p.choices[0].delta
-    ] == [(True, "", [ToolCall(id=i, function=FunctionCall(name=n, arguments=a))]) for i, n, a in pieces]
-    assert response.tool_calls == [
+    ] == [(True, "", (ToolCall(id=i, function=FunctionCall(name=n, arguments=a)),)) for i, n, a in pieces]
+    assert response.tool_calls == (
         ToolCall(id="call_a", function=FunctionCall(name="get_weather", arguments='{"city": "Paris"}')),
         ToolCall(id="call_b", function=FunctionCall(name="get_time", arguments="{}")),
-    ]
+    )
     assert response.message is not None
     assert response.message.content == ""
     assert response.choices[0].finish_reason == "tool_calls"
@@ -311,7 +312,7 @@ async def test_tool_call_arguments_that_are_not_json_pass_through_unchanged(
 
     responses = await collect(model(FakeServer(answer)), ask(stream=stream, tools=[WEATHER]))
 
-    assert responses[-1].tool_calls == [ToolCall.of("get_weather", broken, id="call_a")]
+    assert responses[-1].tool_calls == (ToolCall.of("get_weather", broken, id="call_a"),)
 
 
 async def test_a_tool_call_without_id_or_arguments_gets_an_id_and_no_arguments(
@@ -378,7 +379,7 @@ async def test_a_stream_whose_connection_breaks_is_interrupted(model: Callable[.
 
     assert isinstance(error, StreamInterruptedError)
     assert "broke after 1 chunk(s)" in str(error)
-    assert isinstance(error.__cause__, openai.APIConnectionError | httpx.ReadError)
+    assert cause(error) in ("openai.APIConnectionError", "httpx.ReadError")
     assert body.closed
 
 
@@ -448,7 +449,7 @@ async def test_a_refused_key_is_an_authentication_error_that_says_so(
     assert error.status_code == 401
     assert not error.transient
     assert "the server refused the API key (HTTP 401)" in str(error)
-    assert isinstance(error.__cause__, openai.AuthenticationError)
+    assert cause(error) == "openai.AuthenticationError"
 
 
 async def test_a_missing_key_is_an_authentication_error_that_says_so(
@@ -525,7 +526,7 @@ async def test_http_errors_map_onto_the_recovery_taxonomy(
     assert (error.status_code, error.transient) == (status, transient)
     assert str(error).endswith(f"(HTTP {status}): context length exceeded")
     assert "'gpt-test' at http://fake.test/v1" in str(error)
-    assert isinstance(error.__cause__, openai.APIStatusError)
+    assert cause(error).startswith("openai.")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "streamed"])
@@ -543,7 +544,7 @@ async def test_timeouts_and_connection_failures_are_transient(
 
     assert type(error) is kind
     assert error.transient
-    assert isinstance(error.__cause__, openai.APIConnectionError)
+    assert cause(error) in ("openai.APITimeoutError", "openai.APIConnectionError")
 
 
 # --- what is sent --------------------------------------------------------------------------------
@@ -696,27 +697,7 @@ async def test_credentials_in_the_base_url_stay_out_of_reprs_and_errors(
     assert KEY not in str(error)
 
 
-@pytest.fixture
-def debug_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    with caplog.at_level(logging.DEBUG):
-        yield caplog
-
-
-@pytest.mark.parametrize("status", [400, 401, 403, 429, 500])
-@pytest.mark.parametrize("stream", [False, True], ids=["complete", "streamed"])
-async def test_the_key_is_not_in_errors_or_logs_even_when_the_server_echoes_it(
-    model: Callable[..., OpenAIModel], debug_logs: pytest.LogCaptureFixture, status: int, stream: bool
-) -> None:
-    echo = http_error(status, f"Incorrect API key provided: {KEY}", {"retry-after": "1"})
-
-    error = await fail(model(FakeServer(echo)), ask(stream=stream))
-
-    cause = error.__cause__
-    assert isinstance(cause, openai.APIStatusError)
-    texts = [str(error), repr(error), str(cause), repr(cause), cause.message, debug_logs.text]
-    texts.append("".join(traceback.format_exception(error)))
-    assert [KEY in t for t in texts] == [False] * len(texts)
-    assert debug_logs.records  # the SDK did log at debug level: the check above saw its output
+# Every other path, logs and tracebacks included: the property test in test_openai_secrets.py.
 
 
 # --- through LlmAgent and Runner -----------------------------------------------------------------
@@ -746,6 +727,7 @@ async def test_a_rate_limit_then_success_through_the_runners_recovery(
 
     assert trace(events) == [
         (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
+        (ObjectType.ATTEMPT_FAILED, "RateLimitError"),
         (ObjectType.CHAT_COMPLETION, "Sunny"),
         (ObjectType.RUNNER_COMPLETION, ""),
     ]
@@ -766,6 +748,7 @@ async def test_a_cut_stream_is_discarded_and_retried_through_the_runner(
     assert trace(events) == [
         (ObjectType.CHAT_COMPLETION, "Weather in Paris?"),
         (ObjectType.CHAT_COMPLETION_CHUNK, "Sun"),
+        (ObjectType.ATTEMPT_FAILED, "StreamInterruptedError"),
         (ObjectType.ATTEMPT_DISCARDED, "AttemptDiscarded"),
         (ObjectType.CHAT_COMPLETION_CHUNK, "Sunny"),
         (ObjectType.CHAT_COMPLETION, "Sunny"),

@@ -33,6 +33,7 @@ def test_a_retry_says_when_and_why(caplog: pytest.LogCaptureFixture, testing: Te
     assert message == "retrying model 'flaky' in 0.25s (attempt 2) after ServerError: 503 unavailable"
     assert details == {
         "action": "retry",
+        "by": "callback:RetryPolicy.on_model_error",
         "invocation": details["invocation"],
         "agent": "a",
         "model": "flaky",

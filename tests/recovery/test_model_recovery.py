@@ -93,7 +93,8 @@ async def test_fallback_chain_a_then_b_then_c(testing: Testing) -> None:
     b = ScriptedModel([ServerError("b 500", status_code=500)] * 3, name="b")
     c = ScriptedModel(["from c"], name="c")
     rec = Recorder()
-    agent = LlmAgent("agent", model=a, callbacks=[rec, RetryThenFallback([b, c])])
+    own = RetryPolicy(wait=tenacity.wait_fixed(0.25))  # its wait, not the runner's, spaces b's attempts
+    agent = LlmAgent("agent", model=a, callbacks=[rec, RetryThenFallback([b, c], own)])
     events = await run(Runner(agent, retry_policy=FIXED))
     assert rec.trace == [
         ("before_model", "a", 1),
@@ -103,7 +104,7 @@ async def test_fallback_chain_a_then_b_then_c(testing: Testing) -> None:
         ("on_model_error", "b:ServerError", 3),
         ("after_model", "c", 1),
     ]
-    assert testing.waits == [0.0, 0.5, 0.5, 0.0]
+    assert testing.waits == [0.0, 0.25, 0.25, 0.0]
     assert events[-2].content == "from c"
 
 
@@ -182,17 +183,18 @@ async def test_discarded_streamed_attempt_is_announced_and_never_stored(testing:
     assert [(e.object, e.content) for e in events[1:]] == [
         (ObjectType.CHAT_COMPLETION_CHUNK, "Hel"),
         (ObjectType.CHAT_COMPLETION_CHUNK, "lo"),
+        (ObjectType.ATTEMPT_FAILED, ""),
         (ObjectType.ATTEMPT_DISCARDED, ""),
         (ObjectType.CHAT_COMPLETION_CHUNK, "Hello"),
         (ObjectType.CHAT_COMPLETION_CHUNK, " world"),
         (ObjectType.CHAT_COMPLETION, "Hello world"),
         (ObjectType.RUNNER_COMPLETION, ""),
     ]
-    discarded = events[3]
+    discarded = events[4]
     assert discarded.is_partial and discarded.error is not None
     assert discarded.error.where == "model:scripted"
     stored = (await runner.session_service.get("u", "s")).events  # type: ignore[union-attr]
-    assert [e.object for e in stored] == [ObjectType.CHAT_COMPLETION] * 2
+    assert [e.object for e in stored] == [ObjectType.CHAT_COMPLETION] * 2 + [ObjectType.RUNNER_COMPLETION]
 
 
 async def test_circuit_breaker_opens_then_closes_after_cooldown(testing: Testing) -> None:

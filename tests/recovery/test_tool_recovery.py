@@ -39,6 +39,7 @@ async def test_tool_fails_then_succeeds_under_an_explicit_retry(testing: Testing
     assert [t for t in rec.trace if "tool" in t[0]] == [
         ("before_tool", "t", 1),
         ("on_tool_error", "t:ValueError", 1),
+        ("before_tool", "t", 2),  # other arguments: before_tool passes them before they run
         ("after_tool", "t", 2),
     ]
     assert tool.calls == [{}, {"fixed": True}]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from adk.sessions.sqlite import SqliteSessionService
 from tests.sessions.helpers import delta_event, rich_events
 
 ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 async def test_a_new_instance_on_the_same_file_sees_everything(tmp_path: Path) -> None:
@@ -48,19 +51,28 @@ async def test_a_new_instance_on_the_same_file_sees_everything(tmp_path: Path) -
         assert again.state["more"] is True
 
 
-async def test_two_instances_on_one_file_merge_their_deltas(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    async with SqliteSessionService(path) as a, SqliteSessionService(path) as b:
-        via_a = await a.get_or_create("u", "s")
-        via_b = await b.get_or_create("u", "s")
-        await a.append_event(via_a, delta_event(1, x=1, shared="a"))
-        await b.append_event(via_b, delta_event(2, y=2, shared="b"))  # via_b has not seen e1
+async def test_a_store_written_by_schema_1_is_migrated_and_its_events_load(tmp_path: Path) -> None:
+    # Written by adk before sequence-checked appends and leases, with the events in v1_events.json.
+    path = tmp_path / "v1.sqlite3"
+    shutil.copy(FIXTURES / "v1.sqlite3", path)
+    written = [Event.model_validate(e) for e in json.loads((FIXTURES / "v1_events.json").read_text())]
 
-        for store in (a, b):
-            stored = await store.get("u", "s")
-            assert stored is not None
-            assert stored.state == {"x": 1, "y": 2, "shared": "b"}
-            assert [e.id for e in stored.events] == ["e1", "e2"]
+    async with SqliteSessionService(path) as store:
+        session = await store.acquire("alice", "s1", "run-1")
+        assert session.events == written
+        assert session.state == {"prefs": {"units": "si", "nested": [1, 2.5, None, {"x": True}]}}
+        assert await store.list_sessions("alice") == ["s1", "empty"]
+        await store.append_event(session, delta_event(7, more=True))
+
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    finally:
+        conn.close()
+    async with SqliteSessionService(path) as again:
+        stored = await again.get("alice", "s1")
+        assert stored is not None
+        assert [e.id for e in stored.events] == [e.id for e in written] + ["e7"]
 
 
 async def test_memory_databases_are_private_to_their_instance() -> None:
@@ -127,7 +139,7 @@ def test_a_database_of_another_schema_version_is_refused(tmp_path: Path) -> None
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
-    message = f"'{path}': its schema version is 7, and this adk reads version 1"
+    message = f"'{path}': its schema version is 7, and this adk reads versions up to 2"
     with pytest.raises(sqlite3.DatabaseError, match=re.escape(message)):
         SqliteSessionService(path)
 

@@ -36,8 +36,9 @@ async def before(callbacks: Callbacks, actx: AgentContext, mctx: ModelContext, t
         await run_before(callbacks, "before_model", mctx, continue_on_error=True, continue_on_response=True),
         Cont[ModelContext] | Halt[LlmResponse],
     )
-    # Another hook name, or another context: generic over the context.
-    assert_type(await run_before(callbacks, "before_translate", Plain()), Cont[Plain] | Halt[Any])
+    # Another context: generic over the context. The AG-UI hooks are not core hooks.
+    assert_type(await run_before(callbacks, "before_tool", Plain()), Cont[Plain] | Halt[Any])
+    await run_before(callbacks, "before_translate", Plain())  # type: ignore[call-overload]
     await run_before(callbacks, "before_mdoel", mctx)  # type: ignore[call-overload]
     await run_before(callbacks, "before_model", mctx, continue_on_response="yes")  # type: ignore[call-overload]
     await run_before(callbacks, "before_model", mctx, True)  # type: ignore[call-overload]
@@ -54,7 +55,8 @@ async def after(
     assert_type(await run_after(callbacks, "after_agent", message, actx), Message | None)
     assert_type(await run_after(callbacks, "after_model", response, mctx), LlmResponse)
     assert_type(await run_after(callbacks, "after_tool", {"sum": 3}, tctx), Any)
-    assert_type(await run_after(callbacks, "after_translate", 3, Plain()), int)
+    assert_type(await run_after(callbacks, "after_tool", 3, Plain()), int)
+    await run_after(callbacks, "after_translate", 3, Plain())  # type: ignore[call-overload]
     await run_after(callbacks, "after_modle", response, mctx)  # type: ignore[call-overload]
     await run_after(callbacks, "after_model", response, mctx, continue_on_response=True)  # type: ignore[call-overload]
 

@@ -6,8 +6,9 @@ from adk.cli import Display
 from adk.telemetry import Tracing
 from adk.testing import ScriptedModel
 
-agent = LlmAgent("a", model=ScriptedModel([]), callbacks=[AuditLog(), Tracing(), Display()])
-runner = Runner(agent, callbacks=[AuditLog, Tracing, Display])  # classes are instantiated once
+agent = LlmAgent("a", model=ScriptedModel([]), callbacks=[AuditLog(), Tracing()])
+runner = Runner(agent, callbacks=[AuditLog, Tracing])  # classes are instantiated once
+LlmAgent("c", model=ScriptedModel([]), callbacks=[Display()])  # type: ignore[list-item]  # reads events only
 
 
 class NotACallback:

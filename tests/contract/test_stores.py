@@ -1,4 +1,4 @@
-"""The behaviour every session store shares, run against each of them."""
+"""The contract every session store keeps, run against each of them: what the runner relies on."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from adk.errors import SessionBusyError, StaleSessionError
 from adk.events import Choice, Event, EventActions, Message, ObjectType
 from adk.sessions import Session, SessionService
 from tests.sessions.helpers import delta_event, rich_events
@@ -109,18 +110,42 @@ async def test_appending_to_a_session_not_in_the_store_is_a_lookup_error(store: 
     assert await store.get("u", "s") is None
 
 
-async def test_a_stale_session_object_appends_to_the_stored_session(store: SessionService) -> None:
+async def test_an_append_from_a_copy_that_missed_events_is_refused(store: SessionService) -> None:
     session = await store.get_or_create("u", "s")
     await store.append_event(session, delta_event(1, a=1))
-    stale = Session(id="s", user_id="u")  # another handle on the same session, say from earlier
+    stale = Session(id="s", user_id="u")  # another handle on the same session, from before e1
 
-    await store.append_event(stale, delta_event(2, b=2))
+    with pytest.raises(StaleSessionError, match=r"the store has 1 event\(s\) and this copy has seen 0"):
+        await store.append_event(stale, delta_event(2, b=2))
 
-    assert stale.state == {"b": 2}
+    assert (stale.state, stale.events) == ({}, [])
     stored = await store.get("u", "s")
     assert stored is not None
-    assert stored.state == {"a": 1, "b": 2}
-    assert [e.id for e in stored.events] == ["e1", "e2"]
+    assert (stored.state, [e.id for e in stored.events]) == ({"a": 1}, ["e1"])
+    await store.append_event(stored, delta_event(3, c=3))  # a fresh read follows the last event
+    assert stored.last_seq == 2
+
+
+async def test_of_two_copies_appending_at_once_exactly_one_wins(
+    store: SessionService, twin: SessionService
+) -> None:
+    await store.get_or_create("u", "s")
+    one, two = Session(id="s", user_id="u"), Session(id="s", user_id="u")  # two readers' copies
+
+    results = await asyncio.gather(
+        store.append_event(one, delta_event(1, who="one")),
+        twin.append_event(two, delta_event(2, who="two")),
+        return_exceptions=True,
+    )
+
+    refused = [r for r in results if isinstance(r, StaleSessionError)]
+    assert len(refused) == 1 and results.count(None) == 1
+    winner = "e1" if results[0] is None else "e2"
+    for view in (store, twin):
+        stored = await view.get("u", "s")
+        assert stored is not None
+        assert [e.id for e in stored.events] == [winner]
+        assert stored.state == {"who": "one" if winner == "e1" else "two"}
 
 
 async def test_events_come_back_equal_in_every_field(store: SessionService) -> None:
@@ -157,21 +182,89 @@ async def test_concurrent_appends_to_many_sessions_do_not_interfere(store: Sessi
         assert stored.state == expected
 
 
-async def test_concurrent_appends_to_one_session_keep_call_order(store: SessionService) -> None:
+async def test_appends_through_one_copy_in_turn_keep_their_order(store: SessionService) -> None:
     session = await store.get_or_create("u", "s")
-    order: list[str] = []
-
-    async def writer(w: int) -> None:
-        for i in range(20):
-            event = Event.new("inv", f"w{w}", id=f"w{w}-{i}", actions=EventActions(state_delta={"last": w}))
-            await store.append_event(session, event)
-            order.append(event.id)
-            await asyncio.sleep(0)
-
-    await asyncio.gather(*(writer(w) for w in range(5)))
-
+    for i in range(30):
+        await store.append_event(session, delta_event(i, last=i))
     stored = await store.get("u", "s")
     assert stored is not None
-    assert [e.id for e in stored.events] == order
-    assert len(order) == 100
-    assert stored.state == {"last": int(order[-1][1])}
+    assert [e.id for e in stored.events] == [f"e{i}" for i in range(30)]
+    assert stored.state == {"last": 29}
+
+
+# the run lease
+
+
+async def test_a_lease_keeps_every_other_owner_out_until_released(
+    store: SessionService, twin: SessionService
+) -> None:
+    held = await store.acquire("u", "s", "run-1")
+    assert (held.id, held.user_id, held.lease, held.events) == ("s", "u", "run-1", [])
+    assert await store.list_sessions("u") == ["s"]  # acquiring creates the session
+
+    for view in (store, twin):
+        with pytest.raises(SessionBusyError, match="session 's' of user 'u' is already running"):
+            await view.acquire("u", "s", "run-2")
+    with pytest.raises(SessionBusyError):  # an append through a copy that is not the holder's
+        await twin.append_event(Session(id="s", user_id="u"), delta_event(1))
+    await store.append_event(held, delta_event(2, by="holder"))
+    assert (await twin.acquire("u", "elsewhere", "run-2")).lease == "run-2"  # other sessions are free
+
+    await store.release(held)
+    assert held.lease is None
+    taken = await twin.acquire("u", "s", "run-2")
+    assert (taken.lease, [e.id for e in taken.events], taken.state) == ("run-2", ["e2"], {"by": "holder"})
+
+
+async def test_the_same_owner_acquires_again_and_a_named_takeover_is_allowed(store: SessionService) -> None:
+    await store.acquire("u", "s", "run-1")
+    assert (await store.acquire("u", "s", "run-1")).lease == "run-1"
+    with pytest.raises(SessionBusyError):
+        await store.acquire("u", "s", "run-2")
+    assert (await store.acquire("u", "s", "run-2", takeover="run-1")).lease == "run-2"
+    with pytest.raises(SessionBusyError):
+        await store.acquire("u", "s", "run-3", takeover="run-1")  # run-1 no longer holds it
+
+
+async def test_an_expired_lease_is_taken_over_and_its_holder_is_then_refused(
+    store: SessionService, twin: SessionService
+) -> None:
+    store.lease_ttl = 0.0  # expires at once: no waiting
+    dead = await store.acquire("u", "s", "dead-worker")
+    await store.append_event(dead, delta_event(1))
+    twin.lease_ttl = 60.0
+    alive = await twin.acquire("u", "s", "live-worker")
+    assert [e.id for e in alive.events] == ["e1"]
+
+    with pytest.raises(SessionBusyError):
+        await store.renew(dead)  # the lease was lost
+    with pytest.raises(SessionBusyError):
+        await store.append_event(dead, delta_event(2))  # fenced out, although its copy is current
+    await store.release(dead)  # releasing a lost lease does nothing
+    with pytest.raises(SessionBusyError):
+        await store.acquire("u", "s", "third")
+    await twin.append_event(alive, delta_event(3))
+    stored = await twin.get("u", "s")
+    assert stored is not None
+    assert [e.id for e in stored.events] == ["e1", "e3"]
+
+
+async def test_renewing_keeps_a_lease_that_would_have_expired(store: SessionService) -> None:
+    store.lease_ttl = 0.0
+    held = await store.acquire("u", "s", "run-1")
+    store.lease_ttl = 60.0
+    await store.renew(held)  # not taken by anyone meanwhile: still ours, now for a minute
+    with pytest.raises(SessionBusyError):
+        await store.acquire("u", "s", "run-2")
+
+
+async def test_renewing_without_a_lease_is_refused(store: SessionService) -> None:
+    session = await store.get_or_create("u", "s")
+    with pytest.raises(SessionBusyError):
+        await store.renew(session)
+
+
+async def test_deleting_a_leased_session_frees_its_id(store: SessionService) -> None:
+    await store.acquire("u", "s", "run-1")
+    await store.delete("u", "s")
+    assert (await store.acquire("u", "s", "run-2")).events == []

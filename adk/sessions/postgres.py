@@ -1,0 +1,385 @@
+"""A PostgreSQL session store, for many runner processes on one database (the `postgres` extra).
+
+Through asyncpg and its connection pool. The schema (in its own PostgreSQL schema, `adk` by
+default) is created on first use and stamped with a version, so later versions can migrate it.
+Each call is one statement, so one round trip: an append stores the event, merges its state
+delta and checks order and lease together; taking a lease creates the session and reads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import urllib.parse
+from typing import TYPE_CHECKING, Any, Self
+
+import pydantic_core
+from pydantic import TypeAdapter
+
+from adk.events import Event
+from adk.sessions.base import DEFAULT_LEASE_TTL, Session, apply_event, busy, missing_session, stale
+from adk.sessions.sqlite import _event_json
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["PostgresSessionService"]
+
+_SCHEMA_VERSION = 1
+_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+_BATCH = 500
+_Append = tuple[str, str, int, float, str | None, str | None, str | None, str]
+"""One append's values: user id, session id, seq it follows, time, changes, deleted keys, lease, event."""
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def _schema(s: str) -> list[str]:
+    return [
+        f"CREATE TABLE {s}.schema_version (version integer NOT NULL)",
+        # state: JSONB, merged by the server (`||`, `-`); lease_expires on the server's clock.
+        f"""CREATE TABLE {s}.sessions (
+            pk bigserial PRIMARY KEY,
+            user_id text NOT NULL,
+            id text NOT NULL,
+            state jsonb NOT NULL DEFAULT '{{}}',
+            updated_at double precision NOT NULL,
+            last_seq bigint NOT NULL DEFAULT 0,
+            lease_owner text,
+            lease_expires timestamptz NOT NULL DEFAULT '-infinity',
+            UNIQUE (user_id, id)
+        )""",
+        f"CREATE INDEX sessions_by_user ON {s}.sessions (user_id, pk)",
+        # event: json, not jsonb: the text comes back as written, and JSONB cannot hold U+0000.
+        f"""CREATE TABLE {s}.events (
+            session bigint NOT NULL REFERENCES {s}.sessions (pk) ON DELETE CASCADE,
+            seq bigint NOT NULL,
+            event json NOT NULL,
+            PRIMARY KEY (session, seq)
+        )""",
+        f"INSERT INTO {s}.schema_version VALUES ({_SCHEMA_VERSION})",
+    ]
+
+
+class PostgresSessionService:
+    """Sessions in PostgreSQL at `url` (`postgresql://user:password@host:port/database`).
+
+    Connects on first use. `schema` names the PostgreSQL schema that holds adk's tables (a
+    `?schema=NAME` in the URL says the same); `timeout` bounds each statement, in seconds.
+    Close with `await close()` or `async with`.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 30.0,
+    ) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("postgresql", "postgres") or not parts.hostname:
+            raise ValueError(
+                f"session store URL {_redacted(url)!r} is not a PostgreSQL URL:"
+                " expected postgresql://user[:password]@host[:port]/database"
+            )
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        named = [value for key, value in query if key == "schema"]
+        if named:
+            url = urllib.parse.urlunsplit(
+                parts._replace(query=urllib.parse.urlencode([(k, v) for k, v in query if k != "schema"]))
+            )
+        schema = schema or (named[-1] if named else "adk")
+        if not _NAME.fullmatch(schema):
+            raise ValueError(f"schema name {schema!r}: use lower-case letters, digits and underscores")
+        self.url = url
+        self.schema = schema
+        self.lease_ttl = lease_ttl
+        self.timeout = timeout
+        self._sizes = (min_size, max_size)
+        self._pool: asyncpg.Pool | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._opening = asyncio.Lock()
+        s = schema
+        self._sql_session = (
+            f"SELECT state::text, updated_at, (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
+            f" FROM {s}.events WHERE session = pk)::text FROM {s}.sessions"
+        )
+        self._sql_acquire = (
+            f"WITH t AS (INSERT INTO {s}.sessions (user_id, id, updated_at, lease_owner, lease_expires)"
+            f" VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 second')"
+            f" ON CONFLICT (user_id, id) DO UPDATE SET lease_owner = excluded.lease_owner,"
+            f" lease_expires = excluded.lease_expires WHERE sessions.lease_owner IS NULL"
+            f" OR sessions.lease_owner IN ($4, $6) OR sessions.lease_expires <= clock_timestamp()"
+            f" RETURNING pk, state, updated_at)"
+            f" SELECT state::text, updated_at, (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
+            f" FROM {s}.events WHERE session = t.pk)::text FROM t"
+        )
+        # Appends waiting while others are in flight go together, in one statement (group commit):
+        # each event is applied with its delta, or refused, as if alone.
+        self._sql_append = (
+            f"WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[],"
+            f" $5::jsonb[], $6::jsonb[], $7::text[], $8::json[], $9::int[])"
+            f" AS i (user_id, id, seq, updated_at, changes, deleted, lease, event, n)),"
+            f" t AS (UPDATE {s}.sessions s SET last_seq = s.last_seq + 1, updated_at = i.updated_at,"
+            f" state = CASE WHEN i.changes IS NULL THEN s.state"
+            f" ELSE (s.state || i.changes) - ARRAY(SELECT jsonb_array_elements_text(i.deleted)) END"
+            f" FROM i WHERE s.user_id = i.user_id AND s.id = i.id AND s.last_seq = i.seq"
+            f" AND (s.lease_owner IS NULL OR s.lease_owner = i.lease OR s.lease_expires <= clock_timestamp())"
+            f" RETURNING s.pk, s.last_seq, i.event, i.n),"
+            f" e AS (INSERT INTO {s}.events (session, seq, event) SELECT pk, last_seq, event FROM t)"
+            f" SELECT n FROM t"
+        )
+        self._waiting: list[tuple[_Append, asyncio.Future[bool]]] = []
+        self._flushing = 0
+        self._alone = 0
+        """How many of the next appends go one at a time: those of a batch that failed."""
+
+    async def _connect(self) -> asyncpg.Pool:
+        """The pool, opened on first use; it serves the event loop that opened it, and no other."""
+        pool = self._pool
+        if pool is not None:
+            if self._loop is not asyncio.get_running_loop():
+                raise RuntimeError(
+                    f"{self!r} serves the event loop that opened its pool: use one store per event"
+                    " loop, or close it (in its loop) before another uses it"
+                )
+            return pool
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await self._open()
+                self._loop = asyncio.get_running_loop()
+            return self._pool
+
+    async def _open(self) -> asyncpg.Pool:
+        import asyncpg
+
+        where = f"cannot open session store {_redacted(self.url)}"
+        try:
+            pool = await asyncpg.create_pool(
+                self.url, min_size=self._sizes[0], max_size=self._sizes[1], command_timeout=self.timeout
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as e:
+            raise ConnectionError(f"{where}: {_reason(e)}") from e
+        try:
+            async with pool.acquire() as conn, conn.transaction():
+                # One process creates the schema; the others wait here, then find it made.
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"adk:{self.schema}")
+                await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+                tables = await conn.fetch(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", self.schema
+                )
+                names = {row[0] for row in tables}
+                if "schema_version" not in names:
+                    if names & {"sessions", "events"}:
+                        taken = ", ".join(sorted(names & {"sessions", "events"}))
+                        raise ConnectionError(
+                            f"{where}: schema {self.schema} has tables not made by adk: {taken}"
+                        )
+                    for statement in _schema(self.schema):
+                        await conn.execute(statement)
+                version = await conn.fetchval(f"SELECT max(version) FROM {self.schema}.schema_version")
+                if version != _SCHEMA_VERSION:
+                    raise ConnectionError(
+                        f"{where}: its schema version is {version},"
+                        f" and this adk reads version {_SCHEMA_VERSION}"
+                    )
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
+    async def get_or_create(self, user_id: str, session_id: str) -> Session:
+        s = self.schema
+        pool = await self._connect()
+        await pool.execute(
+            f"INSERT INTO {s}.sessions (user_id, id, updated_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            user_id,
+            session_id,
+            time.time(),
+        )
+        session = await self.get(user_id, session_id)
+        if session is None:  # deleted between the two statements
+            raise missing_session(
+                f"session store {_redacted(self.url)}", Session(id=session_id, user_id=user_id)
+            )
+        return session
+
+    async def get(self, user_id: str, session_id: str) -> Session | None:
+        pool = await self._connect()
+        row = await pool.fetchrow(f"{self._sql_session} WHERE user_id = $1 AND id = $2", user_id, session_id)
+        return None if row is None else _session(user_id, session_id, row)
+
+    async def append_event(self, session: Session, event: Event) -> None:
+        if event.is_partial:
+            return
+        text = _event_json(event)
+        delta = event.actions.state_delta
+        changes = deleted = None
+        if delta:
+            changes = pydantic_core.to_json({k: v for k, v in delta.items() if v is not None}).decode()
+            deleted = pydantic_core.to_json([k for k, v in delta.items() if v is None]).decode()
+        row = (
+            session.user_id,
+            session.id,
+            session.last_seq,
+            event.timestamp,
+            changes,
+            deleted,
+            session.lease,
+            text,
+        )
+        pool = await self._connect()
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting.append((row, done))
+        if self._flushing < self._sizes[1]:
+            self._flushing += 1
+            asyncio.get_running_loop().create_task(self._flush(pool))
+        if not await done:
+            await self._refused(pool, session)
+        apply_event(session, event)
+
+    async def _flush(self, pool: asyncpg.Pool) -> None:
+        """Send the appends waiting, in batches, until none is left."""
+        try:
+            while self._waiting:
+                size = _BATCH
+                if self._alone:
+                    size, self._alone = 1, self._alone - 1
+                batch, self._waiting = self._waiting[:size], self._waiting[size:]
+                try:
+                    columns = [list(c) for c in zip(*(row for row, _ in batch), strict=True)]
+                    stored = {
+                        n for (n,) in await pool.fetch(self._sql_append, *columns, list(range(len(batch))))
+                    }
+                except Exception as error:
+                    if len(batch) == 1:
+                        _settle(batch[0][1], error=error)
+                    else:  # one bad append (or a lost connection) fails them all: each goes alone
+                        self._waiting[:0] = batch
+                        self._alone += len(batch)
+                    continue
+                for n, (_, done) in enumerate(batch):
+                    _settle(done, n in stored)
+        finally:
+            self._flushing -= 1
+
+    async def _refused(self, pool: asyncpg.Pool, session: Session) -> None:
+        """Raise why an append changed nothing: a missing session, a stale copy, or another's lease."""
+        row = await pool.fetchrow(
+            f"SELECT last_seq, lease_owner IS NOT NULL AND lease_owner IS DISTINCT FROM $3"
+            f" AND lease_expires > clock_timestamp() FROM {self.schema}.sessions"
+            " WHERE user_id = $1 AND id = $2",
+            session.user_id,
+            session.id,
+            session.lease,
+        )
+        if row is None:
+            raise missing_session(f"session store {_redacted(self.url)}", session)
+        if row[0] != session.last_seq:
+            raise stale(session, row[0])
+        raise busy(session.user_id, session.id)
+
+    async def delete(self, user_id: str, session_id: str) -> None:
+        pool = await self._connect()
+        await pool.execute(
+            f"DELETE FROM {self.schema}.sessions WHERE user_id = $1 AND id = $2", user_id, session_id
+        )
+
+    async def list_sessions(self, user_id: str) -> list[str]:
+        pool = await self._connect()
+        rows = await pool.fetch(
+            f"SELECT id FROM {self.schema}.sessions WHERE user_id = $1 ORDER BY pk", user_id
+        )
+        return [row[0] for row in rows]
+
+    async def acquire(
+        self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
+    ) -> Session:
+        pool = await self._connect()
+        row = await pool.fetchrow(
+            self._sql_acquire, user_id, session_id, time.time(), owner, self.lease_ttl, takeover
+        )
+        if row is None:
+            raise busy(user_id, session_id)
+        session = _session(user_id, session_id, row)
+        session.lease = owner
+        return session
+
+    async def renew(self, session: Session) -> None:
+        pool = await self._connect()
+        status = await pool.execute(
+            f"UPDATE {self.schema}.sessions SET lease_expires = clock_timestamp() + $4 * interval '1 second'"
+            " WHERE user_id = $1 AND id = $2 AND lease_owner = $3",
+            session.user_id,
+            session.id,
+            session.lease,
+            self.lease_ttl,
+        )
+        if status != "UPDATE 1":
+            raise busy(session.user_id, session.id)
+
+    async def release(self, session: Session) -> None:
+        owner, session.lease = session.lease, None
+        if owner is None:
+            return
+        pool = await self._connect()
+        await pool.execute(
+            f"UPDATE {self.schema}.sessions SET lease_owner = NULL, lease_expires = '-infinity'"
+            " WHERE user_id = $1 AND id = $2 AND lease_owner = $3",
+            session.user_id,
+            session.id,
+            owner,
+        )
+
+    async def close(self) -> None:
+        """Close the pool's connections; a later call opens a new pool."""
+        pool, self._pool, self._loop = self._pool, None, None
+        if pool is not None:
+            await pool.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresSessionService({_redacted(self.url)!r}, schema={self.schema!r})"
+
+
+def _settle(done: asyncio.Future[bool], stored: bool = False, *, error: Exception | None = None) -> None:
+    if done.done():  # its append was cancelled
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(stored)
+
+
+def _session(user_id: str, session_id: str, row: Any) -> Session:
+    state, updated_at, events = row
+    return Session(
+        id=session_id,
+        user_id=user_id,
+        state=pydantic_core.from_json(state),
+        events=_EVENTS.validate_json(events),
+        updated_at=updated_at,
+    )
+
+
+def _redacted(url: str) -> str:
+    """`url` without its password."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def _reason(error: BaseException) -> str:
+    """The first line of what went wrong, without the exception's class when it says nothing more."""
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__

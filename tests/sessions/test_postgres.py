@@ -1,0 +1,209 @@
+"""What only the PostgreSQL store promises: clear connection errors, surviving a server restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk.agents import LlmAgent
+from adk.context import ToolContext
+from adk.events import Event
+from adk.runner import Runner
+from adk.sessions import Session
+from adk.sessions.postgres import PostgresSessionService
+from adk.testing import ScriptedModel
+from tests import postgres
+from tests._runtime import Tool, call, calls, summary
+from tests.sessions.helpers import delta_event
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+async def schema() -> Any:
+    postgres.require()
+    async with postgres.fresh_schema() as name:
+        yield name
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "mysql://root@127.0.0.1/test",
+            "is not a PostgreSQL URL: expected postgresql://user[:password]@host",
+        ),
+        ("postgresql://", "is not a PostgreSQL URL"),
+    ],
+)
+def test_a_malformed_url_is_one_clear_line(url: str, message: str) -> None:
+    with pytest.raises(ValueError, match="session store URL") as caught:
+        PostgresSessionService(url)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "schema"),
+    [
+        (postgres.URL, "adk; DROP TABLE users"),
+        (postgres.URL + "?schema=adk.sessions--", None),
+        (postgres.URL, "Robert'); --"),
+    ],
+)
+def test_a_schema_name_that_is_not_a_plain_identifier_is_refused(url: str, schema: str | None) -> None:
+    # The schema name is written into SQL: only lower-case letters, digits and underscores pass.
+    with pytest.raises(ValueError, match=r"schema name .*: use lower-case letters, digits and underscores"):
+        PostgresSessionService(url, schema=schema)
+
+
+@pytest.mark.parametrize(
+    ("user", "database", "message"),
+    [
+        ("postgres", "nosuchdb_adk", 'database "nosuchdb_adk" does not exist'),
+        ("nosuchrole_adk", "test", 'role "nosuchrole_adk" does not exist'),
+    ],
+)
+async def test_a_server_that_refuses_is_one_clear_line_without_the_password(
+    schema: str, user: str, database: str, message: str
+) -> None:
+    server = urllib.parse.urlsplit(postgres.URL)
+    store = PostgresSessionService(
+        f"postgresql://{user}:s3cret@{server.hostname}:{server.port}/{database}", schema=schema
+    )
+    with pytest.raises(ConnectionError) as caught:
+        await store.get("u", "s")
+    text = str(caught.value)
+    assert text.startswith(f"cannot open session store postgresql://{user}:***@") and message in text
+    assert "s3cret" not in text and "\n" not in text
+    assert "s3cret" not in repr(store)
+
+
+async def test_a_port_with_no_server_is_one_clear_line() -> None:
+    store = PostgresSessionService("postgresql://postgres:pw@127.0.0.1:1/test")
+    with pytest.raises(
+        ConnectionError, match=r"cannot open session store postgresql://postgres:\*\*\*@127.0.0.1:1/test: "
+    ) as caught:
+        await store.get("u", "s")
+    assert "\n" not in str(caught.value)
+
+
+async def test_events_written_by_the_first_adk_load(schema: str) -> None:
+    written = json.loads((FIXTURES / "v1_events.json").read_text())
+    async with PostgresSessionService(postgres.URL, schema=schema) as store:
+        session = await store.acquire("u", "s", "me")
+        for row in written:
+            await store.append_event(session, Event.model_validate(row))
+        stored = await store.get("u", "s")
+    assert stored is not None
+    assert stored.events == [Event.model_validate(row) for row in written]  # fields added since load empty
+
+
+async def test_text_with_nul_characters_is_stored_and_read_back(schema: str) -> None:
+    runner_text = "before\x00after \u2603"
+    async with PostgresSessionService(postgres.URL, schema=schema) as store:
+        runner = Runner(LlmAgent("root", model=ScriptedModel([runner_text])), session_service=store)
+        events = [e async for e in runner.run("u", "s", "a\x00b")]
+        stored = await store.get("u", "s")
+    assert stored is not None
+    assert [e.content for e in stored.events] == ["a\x00b", runner_text, ""]
+    assert stored.events == events
+
+
+def _cluster() -> list[str]:
+    version = sorted(os.listdir("/etc/postgresql"))[-1]
+    return [version, "main"]
+
+
+_CTL = ["pg_ctlcluster", "--skip-systemctl-redirect"]
+
+
+def _cluster_do(action: str) -> None:
+    command = [*_CTL, *_cluster(), action]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("pg_ctlcluster") is None, reason="no pg_ctlcluster to restart the server")
+async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_pool_recovers(
+    schema: str,
+) -> None:
+    async def restart(args: dict[str, Any], ctx: ToolContext) -> str:
+        await asyncio.to_thread(_cluster_do, args["action"])
+        return "done"
+
+    model = ScriptedModel(
+        [
+            calls(call("server", "c1", action="restart")),  # between two statements: nothing is lost
+            "still here",
+            calls(call("server", "c2", action="stop")),  # down when the result is stored
+            "back",
+        ]
+    )
+    store = PostgresSessionService(postgres.URL, schema=schema, min_size=2, max_size=2)
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("server", restart)]), session_service=store)
+    try:
+        events = [e async for e in runner.run("u", "s", "hi")]
+        assert summary(events[-1]) == ("done", "root")
+
+        events = [e async for e in runner.run("u", "s", "stop it")]
+        assert [summary(e)[0] for e in events] == ["model", "model", "error"]
+        assert events[-1].error is not None and events[-1].error.where == "store"
+
+        await asyncio.to_thread(_cluster_do, "start")
+        events = [e async for e in runner.run("u", "s", "again")]
+        assert [summary(e) for e in events] == [
+            ("model", "user", "again"),
+            ("model", "root", "back"),
+            ("done", "root"),
+        ]
+        stored = await store.get("u", "s")
+        assert stored is not None
+        # the tool result of the stopped run was not stored; the run that ended then left no gap
+        assert [e.content for e in stored.events][-5:] == ["stop it", "", "again", "back", ""]
+    finally:
+        await store.close()
+        await asyncio.to_thread(subprocess.run, [*_CTL, *_cluster(), "start"], capture_output=True)
+
+
+async def test_appends_sent_together_are_refused_or_stored_each_on_its_own(schema: str) -> None:
+    async with PostgresSessionService(postgres.URL, schema=schema, max_size=1) as store:
+        sessions = [await store.acquire("u", f"s{i}", "me") for i in range(6)]
+        stale = Session(id="s1", user_id="u", lease="me")
+        await store.append_event(sessions[1], delta_event(0))
+        events = [delta_event(i + 1, k=i) for i in range(6)]
+        events[3] = delta_event(4, bad="nul \x00 in state")  # JSONB cannot hold it: fails its batch
+        results = await asyncio.gather(
+            *(store.append_event(s, e) for s, e in zip(sessions, events, strict=True)),
+            store.append_event(stale, delta_event(99)),
+            return_exceptions=True,
+        )
+        assert [type(r).__name__ for r in results] == ["NoneType"] * 3 + ["UntranslatableCharacterError"] + [
+            "NoneType"
+        ] * 2 + ["StaleSessionError"]
+        for i, session in enumerate(sessions):
+            stored = await store.get("u", f"s{i}")
+            assert stored is not None
+            assert stored.events == session.events
+            assert len(stored.events) == (0 if i == 3 else 2 if i == 1 else 1)
+
+
+async def test_a_store_used_from_another_event_loop_says_so(schema: str) -> None:
+    store = PostgresSessionService(postgres.URL, schema=schema)
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["one"])), session_service=store)
+    await store.get("u", "s")  # the pool now serves this loop
+
+    events = await asyncio.to_thread(runner.run_sync, "u", "s", "from another loop")
+
+    assert [summary(e) for e in events] == [("error", "root", "RuntimeError", "store")]
+    assert events[0].error is not None
+    assert events[0].error.message.startswith(
+        f"PostgresSessionService('{postgres.URL}', schema='{schema}') serves the event loop that opened"
+    )
+    await store.close()

@@ -1,0 +1,151 @@
+"""runner.resume(): an invocation cut short is finished from its stored events, in its own id."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk.agents import LlmAgent, SequentialAgent
+from adk.events import Event, Message
+from adk.runner import Runner
+from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
+from adk.testing import ScriptedModel
+from tests._runtime import Recorder, Tool, call, calls, summary
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionService]:
+    if request.param == "memory":
+        yield InMemorySessionService()
+        return
+    sqlite = SqliteSessionService(tmp_path / "s.sqlite3")
+    yield sqlite
+    sqlite.close()
+
+
+async def cut_short(runner: Runner, stop: Callable[[Event], bool]) -> list[Event]:
+    """Run until `stop` says so, then drop the run: what a worker that died leaves stored."""
+    seen: list[Event] = []
+    events = runner.run("u", "s", "hi")
+    async for event in events:
+        seen.append(event)
+        if stop(event):
+            break
+    await events.aclose()
+    return seen
+
+
+async def resumed(runner: Runner, **kw: Any) -> list[Event]:
+    return [e async for e in runner.resume("u", "s", **kw)]
+
+
+async def test_tool_calls_without_a_result_rerun_if_idempotent_else_the_model_is_told(
+    store: SessionService,
+) -> None:
+    lookup, pay = Tool("lookup", idempotent=True), Tool("pay")
+    two_calls = calls(call("lookup", "c1", q="x"), call("pay", "c2", amount=5))
+    model = ScriptedModel([two_calls, "paid, maybe"])
+    runner = Runner(LlmAgent("root", model=model, tools=[lookup, pay]), session_service=store)
+    first = await cut_short(runner, lambda e: bool(e.tool_calls))
+    lookup.calls.clear()
+    pay.calls.clear()
+
+    trace: list[tuple[Any, ...]] = []
+    events = await resumed(runner, callbacks=[Recorder("cb", trace)])
+
+    interrupted = (
+        "Error: the call to tool 'pay' was interrupted (its worker stopped) before its result was stored;"
+        " its effect is unknown: it may or may not have happened"
+    )
+    assert [summary(e) for e in events] == [
+        ("tool", "root", "lookup", "c1", '{"echo":{"q":"x"}}'),
+        ("tool", "root", "pay", "c2", interrupted),
+        ("model", "root", "paid, maybe"),
+        ("done", "root"),
+    ]
+    assert {e.invocation_id for e in events} == {first[0].invocation_id}
+    assert (lookup.calls, pay.calls) == ([{"q": "x"}], [])
+    assert events[1].error is not None and events[1].error.type == "ToolInterrupted"
+    assert trace == [
+        ("cb", "before_agent", "root"),
+        ("cb", "before_tool", "lookup"),
+        ("cb", "after_tool", "lookup"),
+        ("cb", "before_model", "root"),
+        ("cb", "after_model", "root"),
+        ("cb", "after_agent", "root"),
+    ]
+    assert model.requests[1].messages[-2:] == [e.message for e in events[:2]]
+    session = await store.get("u", "s")
+    assert session is not None
+    assert [e.id for e in session.events] == [e.id for e in first + events]
+    assert await resumed(runner) == []  # finished now
+
+
+async def test_stored_tool_results_are_reused_and_never_rerun(store: SessionService) -> None:
+    a, b = Tool("a", idempotent=True), Tool("b", idempotent=True)
+    model = ScriptedModel([calls(call("a", "c1"), call("b", "c2")), "both done"])
+    runner = Runner(LlmAgent("root", model=model, tools=[a, b]), session_service=store)
+    first = await cut_short(runner, lambda e: e.object == "tool.response")  # only c1's result stored
+    assert [summary(e)[0] for e in first] == ["model", "model", "tool"]
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [
+        ("tool", "root", "b", "c2", '{"echo":{}}'),
+        ("model", "root", "both done"),
+        ("done", "root"),
+    ]
+    assert (len(a.calls), len(b.calls)) == (1, 2)  # b ran once before the cut, once on resume
+
+
+async def test_an_interrupted_model_call_is_made_again(store: SessionService) -> None:
+    model = ScriptedModel(["never seen", "answer"])
+    runner = Runner(LlmAgent("root", model=model), session_service=store)
+    first = await cut_short(runner, lambda e: e.author == "user")
+    trace: list[tuple[Any, ...]] = []
+
+    events = await resumed(runner, callbacks=[Recorder("cb", trace)])
+
+    assert [summary(e) for e in events] == [("model", "root", "never seen"), ("done", "root")]
+    assert [t[1] for t in trace] == ["before_agent", "before_model", "after_model", "after_agent"]
+    assert model.requests[0].messages == [Message.user("hi")]
+    assert events[0].invocation_id == first[0].invocation_id
+
+
+async def test_a_finished_or_empty_session_has_nothing_to_resume(store: SessionService) -> None:
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["ok"])), session_service=store)
+    assert await resumed(runner) == []
+    await cut_short(runner, lambda e: False)
+    assert await resumed(runner) == []
+
+
+async def test_a_run_that_ended_in_an_error_is_not_resumed(store: SessionService) -> None:
+    runner = Runner(LlmAgent("root", model=ScriptedModel([ValueError("down")])), session_service=store)
+    events = await cut_short(runner, lambda e: False)
+    assert summary(events[-1]) == ("error", "root", "ValueError", "model:scripted")
+    assert await resumed(runner) == []
+
+
+async def test_in_a_sequence_the_agents_that_finished_are_skipped(store: SessionService) -> None:
+    first_model, second_model = ScriptedModel(["one"]), ScriptedModel([calls(call("t", "c1")), "two"])
+    seq = SequentialAgent(
+        "seq",
+        sub_agents=[
+            LlmAgent("first", model=first_model),
+            LlmAgent("second", model=second_model, tools=[Tool("t", idempotent=True)]),
+        ],
+    )
+    runner = Runner(seq, session_service=store)
+    await cut_short(runner, lambda e: bool(e.tool_calls))
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [
+        ("tool", "second", "t", "c1", '{"echo":{}}'),
+        ("model", "second", "two"),
+        ("done", "seq"),
+    ]
+    assert (len(first_model.requests), len(second_model.requests)) == (1, 2)
