@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TextIO, assert_never
 
 from adk.agents.base import BaseAgent
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
 from adk.errors import AdkError, CliError
 from adk.events import Event, ObjectType, new_id
 from adk.models.base import Model
@@ -120,6 +120,8 @@ class Display:
                     failed = f"{target} failed ({decision.error}: {decision.message})"
                     instead = "a fallback result" if to is None else to.replace(":", " ", 1)
                     self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
+                case Deferred(reason=reason):
+                    self._note("⏸", f"{who} deferred {target} for approval: {reason}", "35")
                 case unreachable:
                     assert_never(unreachable)
 

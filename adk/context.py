@@ -8,7 +8,7 @@ mutable objects reached through the context.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from adk.callbacks.registry import Callbacks
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
+    from adk.approvals import Answer
     from adk.events import Event, Message
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
@@ -37,6 +38,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
+_NO_ANSWERS: Mapping[str, Answer] = {}
 
 
 class State(MutableMapping[str, Any]):
@@ -118,6 +120,7 @@ class Invocation:
         "_run_callbacks",
         "_tool_retries",
         "_values",
+        "answers",
         "ended",
         "escalated",
         "invocation_id",
@@ -126,6 +129,7 @@ class Invocation:
         "session",
         "state",
         "stream",
+        "waiting",
     )
 
     def __init__(
@@ -161,6 +165,10 @@ class Invocation:
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
+        self.answers: Mapping[str, Answer] = _NO_ANSWERS
+        """When resuming a paused invocation: the application's answer to each waiting call."""
+        self.waiting: list[str] = []
+        """The ids of the tool calls this run left waiting (for approval, or a pending result)."""
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
@@ -291,6 +299,8 @@ class ToolContext(_Context):
     args: dict[str, Any]
     tool_call_id: str
     attempt: int = 1
+    approved: bool = False
+    """True when a person approved this call (docs/approvals.md): a `Defer` then goes on as `Cont`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,16 +6,18 @@ import asyncio
 import logging
 import math
 import weakref
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from typing import Any
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
+from adk.approvals import Answer, Approve, Reject, ToolResult
 from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import CallbackError, SessionBusyError, where
+from adk.errors import ApprovalError, CallbackError, SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
@@ -26,8 +28,9 @@ __all__ = ["Runner"]
 log = logging.getLogger(__name__)
 
 _NO_CALLBACKS = Callbacks((), {})
-_ENDED = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.ERROR})
-"""The objects of the event that ends an invocation: nothing after it is left to resume."""
+_ENDED = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.ERROR, ObjectType.RUNNER_PAUSED})
+"""The objects of the event that ends an invocation: nothing after it is left to resume (a paused
+one resumes only when its waiting calls are answered)."""
 
 
 class _Claim:
@@ -52,11 +55,60 @@ def _unfinished(session: Session) -> tuple[str, Message] | None:
     last = session.events[-1] if session.events else None
     if last is None or last.object in _ENDED:
         return None
-    invocation_id = last.invocation_id
+    return last.invocation_id, _user_message(session, last.invocation_id)
+
+
+def _user_message(session: Session, invocation_id: str) -> Message:
     for event in session.events:
         if event.invocation_id == invocation_id and event.author == "user" and event.message:
-            return invocation_id, event.message
-    return invocation_id, Message.user("")
+            return event.message
+    return Message.user("")
+
+
+def _answers(
+    session: Session, approvals: Mapping[str, Answer], results: Mapping[str, Any]
+) -> tuple[str, dict[str, Answer]]:
+    """The paused invocation of `session` and the answer to each of its waiting calls.
+
+    Raises `ApprovalError`, naming the session and the calls, unless the answers cover exactly
+    the calls that wait: approvals for those waiting for approval, results for pending ones.
+    """
+    where = f"session {session.id!r} of user {session.user_id!r}"
+    last = session.events[-1] if session.events else None
+    given = ", ".join(repr(i) for i in [*approvals, *results])
+    if last is None or last.object != ObjectType.RUNNER_PAUSED:
+        raise ApprovalError(f"{where} has no paused run: no call waits, so {given} cannot be answered")
+    kinds = {
+        i: e.object
+        for e in session.events
+        if e.invocation_id == last.invocation_id and e.object != ObjectType.RUNNER_PAUSED
+        for i in e.long_running_tool_ids
+    }
+    waiting = ", ".join(repr(i) for i in kinds)
+    answers: dict[str, Answer] = {}
+    for ids, kind, what in (
+        (approvals, ObjectType.APPROVAL_REQUEST, "approval"),
+        (results, ObjectType.TOOL_PENDING, "a result"),
+    ):
+        for call_id in ids:
+            if kinds.get(call_id) != kind:
+                raise ApprovalError(
+                    f"call {call_id!r} is not waiting for {what} in {where} (waiting: {waiting})"
+                )
+    for call_id, answer in approvals.items():
+        if not isinstance(answer, Approve | Reject):
+            raise ApprovalError(
+                f"approvals[{call_id!r}] for {where} must be Approve() or Reject(reason), "
+                f"not {type(answer).__name__}"
+            )
+        answers[call_id] = answer
+    answers.update((call_id, ToolResult(value)) for call_id, value in results.items())
+    missing = [i for i in kinds if i not in answers]
+    if missing:
+        raise ApprovalError(
+            f"{where} waits for answers to every paused call; missing: {', '.join(map(repr, missing))}"
+        )
+    return last.invocation_id, answers
 
 
 class _StoreFailed(Exception):
@@ -125,13 +177,20 @@ class Runner:
         self,
         user_id: str,
         session_id: str,
-        message: str | Message,
+        message: str | Message | None = None,
         *,
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        approvals: Mapping[str, Answer] | None = None,
+        tool_results: Mapping[str, Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message`, yielding every event as it happens.
+
+        Or, with no message, answer the calls a paused run left waiting (docs/approvals.md):
+        `approvals={call_id: Approve() | Reject(reason)}`, `tool_results={call_id: value}`; the
+        same invocation resumes. Answers that do not cover exactly the waiting calls raise
+        `ApprovalError` when iterated, and change nothing.
 
         Complete events are stored in the session before they are yielded; partial (streamed)
         ones are only yielded. An error that ends the run, a store failure included, is yielded
@@ -141,9 +200,16 @@ class Runner:
         exhausted, closed nor dropped, in this process or another sharing the store) raises
         `SessionBusyError`.
         """
-        if isinstance(message, str):
+        answers = None
+        if approvals is not None or tool_results is not None:
+            if message is not None:
+                raise ValueError("runner.run: give a message, or approvals / tool_results, not both")
+            answers = (approvals or {}, tool_results or {})
+        elif message is None:
+            raise ValueError("runner.run: give a message, or approvals / tool_results to resume a paused run")
+        elif isinstance(message, str):
             message = Message.user(message)
-        return self._start(user_id, session_id, message, callbacks, stream, invocation_id)
+        return self._start(user_id, session_id, message, callbacks, stream, invocation_id, answers)
 
     def resume(
         self,
@@ -160,7 +226,7 @@ class Runner:
         is told its effect is unknown), an interrupted model call is made again. A session whose
         last invocation ended (or that has none) yields nothing.
         """
-        return self._start(user_id, session_id, None, callbacks, stream, None)
+        return self._start(user_id, session_id, None, callbacks, stream, None, None)
 
     def _start(
         self,
@@ -170,11 +236,13 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks,
         stream: bool,
         invocation_id: str | None,
+        answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
     ) -> AsyncGenerator[Event, None]:
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
         claim = _Claim()
-        events = self._run(claim, (user_id, session_id), message, run_callbacks, stream, invocation_id)
+        key = (user_id, session_id)
+        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, answers)
         claim.run = weakref.ref(events)
         return events
 
@@ -186,6 +254,7 @@ class Runner:
         callbacks: Callbacks,
         stream: bool,
         invocation_id: str | None,
+        answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
     ) -> AsyncGenerator[Event, None]:
         """The run: take the session's lease, run the agent (or resume, with no `message`), release."""
         active = self._active.get(key)
@@ -205,7 +274,12 @@ class Runner:
             except Exception as error:
                 yield Event.from_error(invocation_id or new_id(), author, error, where="store")
                 return
-            if message is None:
+            answered: dict[str, Answer] = {}
+            if answers is not None:
+                invocation_id, answered = _answers(session, *answers)
+                message = _user_message(session, invocation_id)
+                RESUMING[invocation_id] = set()
+            elif message is None:
                 found = _unfinished(session)
                 if found is None:
                     return
@@ -222,6 +296,8 @@ class Runner:
                 stream=stream,
                 retry_policy=self.retry_policy,
             )
+            if answered:
+                invocation.answers = answered
             inv_id = invocation.invocation_id
             state = invocation.state
             held = session
@@ -283,8 +359,18 @@ class Runner:
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
-                        # Stored too: it tells a later resume() that this invocation is finished.
-                        done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                        # Stored too: it tells a later resume() that this invocation is finished, or
+                        # paused with calls waiting for answers.
+                        if invocation.waiting:
+                            done = Event.new(
+                                inv_id,
+                                author,
+                                object=ObjectType.RUNNER_PAUSED,
+                                long_running_tool_ids=invocation.waiting,
+                                done=True,
+                            )
+                        else:
+                            done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
                         if hooks is not None:
                             done = await hooks.on_event(done)
                         await save(done)
@@ -329,6 +415,21 @@ class Runner:
             # A lease not released stays claimed here, so that this runner's next run takes it over.
             if self._active.get(key) is claim and (released or not claim.ended):
                 del self._active[key]
+
+    async def close(self) -> None:
+        """Close what the agents' toolsets hold (MCP connections and server processes)."""
+        agents = [self.agent]
+        while agents:
+            agent = agents.pop()
+            agents.extend(agent.sub_agents)
+            for toolset in getattr(agent, "toolsets", ()):
+                await toolset.close()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     def run_sync(
         self,
