@@ -13,8 +13,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import to_json
-
 from adk.callbacks.registry import Callbacks
 from adk.sessions.base import TEMP_PREFIX
 
@@ -81,8 +79,11 @@ class State(MutableMapping[str, Any]):
             else:
                 self._temp[key] = value
             return
+        import pydantic_core  # here, not at the top: importing adk loads no pydantic
+
         try:
-            to_json(value)  # what the stores write: a value passes if and only if they can store it
+            # What the stores write: a value passes if and only if they can store it.
+            pydantic_core.to_json(value)
         except ValueError as e:  # pydantic's serialization errors and circular references
             raise TypeError(
                 f"state[{key!r}]: JSON cannot hold a value of type {type(value).__name__} ({e})"

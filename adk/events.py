@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
@@ -42,8 +42,26 @@ __all__ = [
 
 
 def new_id() -> str:
-    """A fresh random identifier: 32 hex digits (128 random bits, 4x cheaper than uuid4)."""
-    return os.urandom(16).hex()
+    """A fresh random identifier: 32 hex digits (128 bits from `os.urandom`).
+
+    Drawn from a pool filled 256 at a time: a system call per id was a tenth of a turn's cost.
+    """
+    try:
+        return next(_ids)
+    except StopIteration:
+        _refill()
+        return next(_ids)
+
+
+def _refill() -> None:
+    global _ids
+    pool = os.urandom(16 * 256).hex()
+    _ids = iter([pool[i : i + 32] for i in range(0, len(pool), 32)])
+
+
+_ids: Iterator[str] = iter(())
+# A forked child must not hand out the ids left in its parent's pool.
+os.register_at_fork(after_in_child=_refill)
 
 
 class ObjectType:
@@ -387,9 +405,22 @@ class Event(LlmResponse):
         Nested parts (choices, usage, error) are shared with `response`, not copied: `clone()` if
         either will be changed.
         """
-        data = {name: getattr(response, name) for name in _RESPONSE_FIELDS}
-        data.update(fields)
-        return cls(invocation_id=invocation_id, author=author, **data)
+        event = cls(
+            invocation_id=invocation_id,
+            author=author,
+            id=response.id,
+            object=response.object,
+            created=response.created,
+            model=response.model,
+            choices=response.choices,
+            usage=response.usage,
+            error=response.error,
+            done=response.done,
+            is_partial=response.is_partial,
+        )
+        for name, value in fields.items():  # not as keywords above: `fields` may repeat a response field
+            setattr(event, name, value)
+        return event
 
     def fresh_decisions(self) -> tuple[Decision, ...]:
         """The decisions this event is the first to tell a consumer of the live run.
@@ -405,6 +436,3 @@ class Event(LlmResponse):
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""
         return copy.deepcopy(self)
-
-
-_RESPONSE_FIELDS = tuple(f.name for f in dataclasses.fields(LlmResponse))
