@@ -1,0 +1,22 @@
+"""The demo's agent for the browser test: a tool, a guardrail, and a 503 on Tokyo that is retried."""
+
+from adk.callbacks.results import Cont
+from adk.context import ModelContext
+from adk.demo import build_agent
+from adk.errors import ServerError
+from adk.runner import Runner
+
+agent, primary = build_agent(wait=0.0)
+
+
+class FailTokyoOnce:
+    """The first model call of a turn about Tokyo fails with a 503 (the retry policy tries again)."""
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        last = ctx.request.messages[-1]
+        if last.role == "user" and "tokyo" in last.content.lower():
+            primary.fail_next(ServerError("503 Service Unavailable", status_code=503))
+        return Cont(ctx)
+
+
+runner = Runner(agent, callbacks=[FailTokyoOnce()])
