@@ -118,7 +118,7 @@ def create_web_app(
         found = [await store.get(user_id, i) for i in ids]
         newest = sorted((s for s in found if s is not None), key=lambda s: s.updated_at, reverse=True)
         listed = [{"id": s.id, "updated_at": s.updated_at, "title": _first_message(s)} for s in newest]
-        return JSONResponse(listed[:_LISTED])
+        return JSONResponse(listed)
 
     async def session(request: Request) -> Response:
         user_id = await user(request)

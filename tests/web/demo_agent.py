@@ -1,7 +1,10 @@
-"""The demo's agent for the browser test: a tool, a guardrail, and a 503 on Tokyo that is retried."""
+"""The demo's agent for the browser test: a tool, a guardrail, a 503 on Tokyo that is retried,
+and a count of lookups in session state."""
+
+from typing import Any
 
 from adk.callbacks.results import Cont
-from adk.context import ModelContext
+from adk.context import ModelContext, ToolContext
 from adk.demo import build_agent
 from adk.errors import ServerError
 from adk.runner import Runner
@@ -19,4 +22,12 @@ class FailTokyoOnce:
         return Cont(ctx)
 
 
-runner = Runner(agent, callbacks=[FailTokyoOnce()])
+class CountLookups:
+    """Counts the tool calls of the session in its state."""
+
+    def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        ctx.state["lookups"] = ctx.state.get("lookups", 0) + 1
+        return result
+
+
+runner = Runner(agent, callbacks=[FailTokyoOnce(), CountLookups()])

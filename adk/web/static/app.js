@@ -30,7 +30,8 @@ function scrolled(list, node) {
 // --- the conversation ---
 
 function bubble(role, author, text, id) {
-  const item = el("li", `bubble ${role}`, undefined, { role, ...(id ? { id } : {}) });
+  const item = el("li", `bubble ${role}`, undefined, { role });
+  if (id) item.id = id;
   item.append(el("span", "who", author), el("span", "text", text));
   return scrolled(conversation, item);
 }
@@ -98,12 +99,6 @@ function usageLine(e) {
 }
 
 // --- events and state ---
-
-/** The decisions an event is the first to tell (a model call's retries came before, on attempt.failed). */
-function freshDecisions(e) {
-  const told = e.object === "chat.completion" || e.object === "error";
-  return (e.decisions ?? []).filter((d) => !told || d.kind === "halted" || d.kind === "replaced");
-}
 
 function logEvent(e) {
   const row = el("li", "event", undefined, { object: e.object, author: e.author });
@@ -221,9 +216,10 @@ function openThread(id) {
 async function listSessions() {
   const response = await fetch("/api/sessions");
   if (!response.ok) return;
+  const sessions = await response.json();
   const list = $("sessions");
   list.replaceChildren();
-  for (const s of await response.json()) {
+  for (const s of sessions) {
     const item = el("li", s.id === threadId ? "current" : "", undefined, { id: s.id });
     const link = el("a", "", s.title || s.id);
     link.href = `#session=${encodeURIComponent(s.id)}`;
@@ -251,7 +247,7 @@ async function reopen(id) {
   const session = await response.json();
   for (const e of session.events) {
     logEvent(e);
-    for (const d of freshDecisions(e)) decision(d);
+    for (const d of e.decisions ?? []) decision(d); // stored events are the record: every decision
     const message = e.choices?.[0]?.message;
     if (e.object === "chat.completion" && message) {
       if (message.role === "user") bubble("user", "you", message.content);
