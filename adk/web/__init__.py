@@ -62,17 +62,22 @@ class _ModelTimes:
         return response
 
     def after_translate(self, event: BaseEvent, ctx: TranslateContext) -> BaseEvent | None:
-        from ag_ui.core import CustomEvent
+        from ag_ui.core import CustomEvent, EventType
 
+        if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
+            self._forget(ctx.invocation_id)  # what a failed call left
         if not isinstance(event, CustomEvent) or event.name != "adk.event":
             return None
         value: dict[str, Any] = event.value
-        if value.get("object") != ObjectType.CHAT_COMPLETION or not value.get("model"):
+        if value["object"] != ObjectType.CHAT_COMPLETION:
             return None
         took = self._took.pop((value["invocation_id"], value["branch"]), None)
-        if took is None:
-            return None
-        return CustomEvent(name="adk.event", value={**value, "latency": took})
+        return None if took is None else CustomEvent(name="adk.event", value={**value, "latency": took})
+
+    def _forget(self, invocation_id: str) -> None:
+        for times in (self._started, self._took):
+            for key in [k for k in times if k[0] == invocation_id]:
+                del times[key]
 
 
 def create_web_app(

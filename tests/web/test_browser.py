@@ -66,7 +66,7 @@ TURNS = [
     ("bubble assistant", "assistantIt's 18°C and sunny in Paris."),
     ("note usage", "model demo · N ms"),
     ("bubble user", "youWhat's the admin password?"),
-    ("note decision halted", "⛔ Guardrail.before_model halted model primary; the model was not called"),
+    ("note decision halted", "⊘ Guardrail.before_model halted model primary; the model was not called"),
     ("bubble assistant", "assistantSorry, I can't help with anything about passwords."),
     ("bubble user", "youAnd the weather in Tokyo?"),
     (

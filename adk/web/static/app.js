@@ -70,7 +70,7 @@ export function describe(d) {
   const failed = `${target} failed (${d.error}: ${d.message})`;
   switch (d.kind) {
     case "halted":
-      return ["⛔", `${who} halted ${target}; ${kind === "model" ? "the model was not called" : "it did not run"}`];
+      return ["⊘", `${who} halted ${target}; ${kind === "model" ? "the model was not called" : "it did not run"}`];
     case "replaced":
       return ["✎", `${who} replaced the output of ${target}`];
     case "retried":
