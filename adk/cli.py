@@ -56,20 +56,31 @@ class Display:
     """
 
     def __init__(
-        self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        *,
+        color: bool | None = None,
+        verbose: bool = False,
     ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.color = _wants_color(self.out) if color is None else color
+        self.verbose = verbose
+        """Whether every complete event (and every decision it records) gets a line of its own too."""
         self.failed = False
         """Whether an error event was shown."""
         self._open: tuple[str, str] | None = None
         """The (branch, author) whose streamed text is on the current line."""
 
     def show(self, event: Event) -> None:
-        """Show one event of the run."""
-        if event.author == "user":
-            return
+        """Show one event of the run (and, when verbose, a line of what it records)."""
+        if event.author != "user":
+            self._show(event)
+        if self.verbose and (not event.is_partial or event.decisions):
+            self._trace(event)
+
+    def _show(self, event: Event) -> None:
         match event.object:
             case ObjectType.CHAT_COMPLETION_CHUNK:
                 if event.content:
@@ -130,6 +141,20 @@ class Display:
                     self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
                 case unreachable:
                     assert_never(unreachable)
+
+    def _trace(self, event: Event) -> None:
+        """One line for the event: who, where, what, the model's usage, the state it changed, and
+        each decision it records (`by → kind`), repeats included."""
+        self._close()
+        parts = [event.author, f"[{event.branch}]" if event.branch else "", event.object]
+        if event.model:
+            parts.append(f"model {event.model}")
+        if event.usage is not None:
+            parts.append(f"{event.usage.prompt_tokens} in / {event.usage.completion_tokens} out tokens")
+        if event.actions.state_delta:
+            parts.append(f"Δ {json.dumps(event.actions.state_delta, ensure_ascii=False, default=str)}")
+        parts += (f"{d.by.removeprefix('callback:')} → {d.kind}" for d in event.decisions)
+        self._write(self._style(f"  · {' '.join(p for p in parts if p)}", "2") + "\n")
 
     def _response(self, event: Event) -> None:
         key = (event.branch, event.author)
@@ -556,6 +581,15 @@ def _parser() -> argparse.ArgumentParser:
             help="show adk's log records from this level on, on stderr (default: warnings only)",
         )
 
+    def verbose(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="also show every event: its author, branch, kind, model, tokens, state change and "
+            "the callback decisions it records",
+        )
+
     demo = commands.add_parser("demo", help="play a demo conversation (no API key needed)")
     demo.add_argument(
         "--model", help="play it on a real model: openai:<name> (OPENAI_BASE_URL, OPENAI_API_KEY)"
@@ -568,6 +602,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sessions(demo, "keep the demo's session in this SQLite file or postgresql:// URL (default: in memory)")
     log_level(demo)
+    verbose(demo)
 
     run = commands.add_parser("run", help="chat with the agent (or runner) defined in a Python file")
     run.add_argument("path", help="a Python file defining `agent` or `runner`")
@@ -578,6 +613,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sessions(run, store_help)
     log_level(run)
+    verbose(run)
 
     def served(p: argparse.ArgumentParser) -> None:
         p.add_argument("path", help="a Python file defining `agent` or `runner`")
@@ -633,7 +669,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger = logging.getLogger("adk")
         logger.addHandler(handler)
         logger.setLevel(args.log_level.upper())
-    display = Display()
+    display = Display(verbose=getattr(args, "verbose", False))
     try:
         match args.command:
             case "demo":
