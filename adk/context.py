@@ -29,6 +29,7 @@ __all__ = [
     "AgentContext",
     "Invocation",
     "ModelContext",
+    "RunContext",
     "State",
     "ToolContext",
     "current_invocation",
@@ -293,3 +294,42 @@ class ToolContext(_Context):
     args: dict[str, Any]
     tool_call_id: str
     attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Context of the run-level hooks (`on_user_message`, `before_run`, `on_event`, `after_run`).
+
+    One run of the runner on one session; `agent` is the runner's root agent.
+    """
+
+    invocation: Invocation
+    agent: BaseAgent
+    error: Exception | None = None
+    """For `after_run`: the error that ended the run (its error event follows); None if it completed."""
+
+    @property
+    def user_id(self) -> str:
+        return self.invocation.session.user_id
+
+    @property
+    def session_id(self) -> str:
+        return self.invocation.session.id
+
+    @property
+    def invocation_id(self) -> str:
+        return self.invocation.invocation_id
+
+    @property
+    def message(self) -> Message:
+        """The user message of this run (as `on_user_message` left it)."""
+        return self.invocation.message
+
+    @property
+    def state(self) -> State:
+        """Session state; changes are carried on the next event and persisted with it."""
+        return self.invocation.state
+
+    def end_invocation(self) -> None:
+        """No further model calls or agents run in this invocation."""
+        self.invocation.end_invocation()

@@ -3,20 +3,27 @@
 An `Event` is a model response (`LlmResponse`: choices with a full `message` or a streaming
 `delta`, `usage`, `error`, `done`, `is_partial`) plus who produced it, what it changes and what
 callbacks decided that shaped it (`author`, `invocation_id`, `branch`, `actions`, `decisions`).
-Everything is pydantic, so an event round-trips through JSON without loss, which is how sessions
-store them.
+
+All are slotted dataclasses, built without validation inside the framework: a turn creates many,
+and pydantic models cost about ten times more to build and to collect. Pydantic stands at the
+boundaries, where data comes from outside: `model_validate(_json)` checks a stored row or a
+request, `model_dump(_json)` writes the JSON, which round-trips without loss (sessions store it).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 import time
-from collections.abc import Sequence
-from typing import Any, Literal, Self
-
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from adk.callbacks.decisions import Decision
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = [
     "Choice",
@@ -55,25 +62,74 @@ class ObjectType:
     """A streamed attempt whose partial output went out was discarded: roll it back."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+_ADAPTERS: dict[type, Any] = {}
 
 
-class _Frozen(_Model):
-    """A part of the conversation: shared by the session's history and every request made from it,
-    so it cannot change in place; `model_copy(update={...})` makes a changed copy."""
+class Data:
+    """pydantic's model methods on a dataclass: validation and JSON at the boundaries.
 
-    model_config = ConfigDict(frozen=True)
+    The `TypeAdapter` of each class is built on first use, so importing adk loads no pydantic.
+    """
+
+    __slots__ = ()
+    __pydantic_config__: ClassVar[Mapping[str, Any]] = {"extra": "forbid"}
+
+    @classmethod
+    def adapter(cls) -> TypeAdapter[Self]:
+        """The class's pydantic `TypeAdapter` (built once)."""
+        adapter = _ADAPTERS.get(cls)
+        if adapter is None:
+            from pydantic import TypeAdapter
+
+            adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+        return adapter
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Self:
+        """`obj` (a dict, as from JSON) checked and converted; `pydantic.ValidationError` if wrong."""
+        return cls.adapter().validate_python(obj)
+
+    @classmethod
+    def model_validate_json(cls, data: str | bytes) -> Self:
+        """JSON text checked and converted; `pydantic.ValidationError` if wrong."""
+        return cls.adapter().validate_json(data)
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """A dict of the fields, nested parts as dicts (pydantic's options: `mode`, `include`, ...)."""
+        return self.adapter().dump_python(self, **options)  # type: ignore[no-any-return]
+
+    def model_dump_json(self, **options: Any) -> str:
+        """The JSON text (pydantic's options: `indent`, `include`, `exclude`, ...)."""
+        return self.adapter().dump_json(self, **options).decode()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with the fields in `update` changed (not validated); deep copies nested parts."""
+        made: Any = copy.deepcopy(self) if deep else self
+        return dataclasses.replace(made, **(update or {}))  # type: ignore[no-any-return]
 
 
-class FunctionCall(_Frozen):
+class _Immutable(Data):
+    """A part that never changes once built: copying returns it."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionCall(_Immutable):
     """The function a tool call names, with its arguments as the model sent them (JSON text)."""
 
     name: str
     arguments: str = "{}"
 
 
-class ToolCall(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall(_Immutable):
     """One tool call requested by the model."""
 
     id: str
@@ -86,7 +142,8 @@ class ToolCall(_Frozen):
         return cls(id=id or f"call_{new_id()[:16]}", function=FunctionCall(name=name, arguments=arguments))
 
 
-class Message(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message(_Immutable):
     """A chat message: system instruction, user turn, assistant answer or tool result.
 
     Frozen: a hook that wants another message puts a changed copy in its request's list
@@ -114,15 +171,21 @@ class Message(_Frozen):
         return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
 
 
-class ToolDeclaration(_Model):
+def _object_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolDeclaration(Data):
     """What the model is told about a tool: its name, description and JSON schema."""
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = field(default_factory=_object_schema)
 
 
-class Choice(_Model):
+@dataclass(slots=True, kw_only=True)
+class Choice(Data):
     """One choice of a model response: a full `message`, or a streaming `delta`."""
 
     index: int = 0
@@ -131,7 +194,8 @@ class Choice(_Model):
     finish_reason: str | None = None
 
 
-class Usage(_Model):
+@dataclass(slots=True, kw_only=True)
+class Usage(Data):
     """Token counts of a model call."""
 
     prompt_tokens: int = 0
@@ -139,7 +203,8 @@ class Usage(_Model):
     total_tokens: int = 0
 
 
-class ErrorInfo(_Model):
+@dataclass(slots=True, kw_only=True)
+class ErrorInfo(Data):
     """An error carried by an event: its type, its message and where it arose."""
 
     type: str
@@ -152,14 +217,15 @@ class ErrorInfo(_Model):
         return cls(type=type(error).__name__, message=str(error), where=where)
 
 
-class LlmResponse(_Model):
+@dataclass(slots=True, kw_only=True)
+class LlmResponse(Data):
     """A model's answer (or one streamed chunk of it), in chat-completions shape."""
 
-    id: str = Field(default_factory=new_id)
+    id: str = field(default_factory=new_id)
     object: str = ObjectType.CHAT_COMPLETION
-    created: float = Field(default_factory=time.time)
+    created: float = field(default_factory=time.time)
     model: str = ""
-    choices: list[Choice] = Field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
     usage: Usage | None = None
     error: ErrorInfo | None = None
     done: bool = False
@@ -171,13 +237,14 @@ class LlmResponse(_Model):
     def text(cls, content: str, **fields: Any) -> Self:
         """A complete (`done` unless `fields` say otherwise) response: the assistant's `content`."""
         fields.setdefault("done", True)
-        return cls(choices=[Choice(message=Message.assistant(content), finish_reason="stop")], **fields)
+        message = Message(role="assistant", content=content)
+        return cls(choices=[Choice(message=message, finish_reason="stop")], **fields)
 
     @classmethod
     def calls(cls, *tool_calls: ToolCall, content: str = "", **fields: Any) -> Self:
         """A complete (`done` unless `fields` say otherwise) response asking for `tool_calls`."""
         fields.setdefault("done", True)
-        message = Message.assistant(content, tool_calls)
+        message = Message(role="assistant", content=content, tool_calls=tool_calls)
         return cls(choices=[Choice(message=message, finish_reason="tool_calls")], **fields)
 
     @classmethod
@@ -189,7 +256,7 @@ class LlmResponse(_Model):
         """
         return cls(
             object=ObjectType.CHAT_COMPLETION_CHUNK,
-            choices=[Choice(delta=Message.assistant(text, list(tool_calls)))],
+            choices=[Choice(delta=Message(role="assistant", content=text, tool_calls=tool_calls))],
             is_partial=True,
             **fields,
         )
@@ -241,27 +308,29 @@ def _words(text: str) -> list[str]:
     return [words[0], *(" " + word for word in words[1:])]
 
 
-class EventActions(_Model):
+@dataclass(slots=True, kw_only=True)
+class EventActions(Data):
     """What an event changes: session state, control flow."""
 
-    state_delta: dict[str, Any] = Field(default_factory=dict)
+    state_delta: dict[str, Any] = field(default_factory=dict)
     """Session-state changes; a key set to None is deleted."""
     transfer_to_agent: str | None = None
     escalate: bool = False
     """Set by a child of a `LoopAgent` to end the loop."""
 
 
+@dataclass(slots=True, kw_only=True)
 class Event(LlmResponse):
     """One step of an invocation, streamed by the runner and stored in the session."""
 
     invocation_id: str = ""
     author: str = ""
     """The agent (or `user`) that produced the event."""
-    timestamp: float = Field(default_factory=time.time)
+    timestamp: float = field(default_factory=time.time)
     branch: str = ""
     """Dotted path of agent names, distinct per `ParallelAgent` child."""
-    actions: EventActions = Field(default_factory=EventActions)
-    long_running_tool_ids: list[str] = Field(default_factory=list)
+    actions: EventActions = field(default_factory=EventActions)
+    long_running_tool_ids: list[str] = field(default_factory=list)
     decisions: tuple[Decision, ...] = ()
     """What callbacks decided that shaped this event (`adk.callbacks.decisions`), in order."""
 
@@ -298,7 +367,7 @@ class Event(LlmResponse):
         `object` is `error` and `done` is True unless `fields` say otherwise.
         """
         if isinstance(error, ErrorInfo):
-            info = error if where is None else error.model_copy(update={"where": where})
+            info = error if where is None else dataclasses.replace(error, where=where)
         else:
             info = ErrorInfo.of(error, where)
         fields.setdefault("object", ObjectType.ERROR)
@@ -312,8 +381,7 @@ class Event(LlmResponse):
         Nested parts (choices, usage, error) are shared with `response`, not copied: `clone()` if
         either will be changed.
         """
-        values = response.__dict__
-        data = {name: values[name] for name in _RESPONSE_FIELDS}
+        data = {name: getattr(response, name) for name in _RESPONSE_FIELDS}
         data.update(fields)
         return cls(invocation_id=invocation_id, author=author, **data)
 
@@ -330,7 +398,7 @@ class Event(LlmResponse):
 
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""
-        return self.model_copy(deep=True)
+        return copy.deepcopy(self)
 
 
-_RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
+_RESPONSE_FIELDS = tuple(f.name for f in dataclasses.fields(LlmResponse))

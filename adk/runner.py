@@ -14,8 +14,9 @@ from adk.agents.resume import RESUMING
 from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import SessionBusyError, where
+from adk.errors import CallbackError, SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
@@ -119,6 +120,7 @@ class Runner:
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or RetryPolicy()
         self._active: dict[tuple[str, str], _Claim] = {}
+        self._hooked = RunHooks.found(self.callbacks)
 
     def run(
         self,
@@ -264,6 +266,13 @@ class Runner:
             inv_id = invocation.invocation_id
             state = invocation.state
             held = session
+            # Run-level hooks (runner's and run's callbacks): None when there are none, and the run
+            # pays nothing; else they wrap the agent's events (adk/callbacks/run.py).
+            hooks = (
+                RunHooks.of(self.callbacks + callbacks, invocation, self.agent)
+                if callbacks or self._hooked
+                else None
+            )
 
             async def save(event: Event) -> None:
                 try:
@@ -275,6 +284,7 @@ class Runner:
                 failure: Exception | None = None
                 location = ""
                 try:
+                    first = None
                     if inv_id not in RESUMING:
                         first = Event.new(
                             inv_id,
@@ -284,6 +294,7 @@ class Runner:
                         )
                         if state_delta:
                             first.actions.state_delta = state_delta
+                    if first is not None and hooks is None:  # else the hooks yield it
                         await save(first)
                         yield first
 
@@ -291,6 +302,8 @@ class Runner:
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
                     events = self.agent.run(invocation)
+                    if hooks is not None:
+                        events = hooks.events(events, first)
                     try:
                         while True:
                             token = _current_invocation.set(invocation)
@@ -322,6 +335,8 @@ class Runner:
                             yield event
                         # Stored too: it tells a later resume() that this invocation is finished.
                         done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                        if hooks is not None:
+                            done = await hooks.on_event(done)
                         await save(done)
                         if invocation._observers:
                             invocation._notify(done)
@@ -330,9 +345,13 @@ class Runner:
                         return
                 except _StoreFailed as failed:
                     failure, location = failed.error, "store"
+                except CallbackError as error:  # on_event refused the completion
+                    failure, location = error, where(error) or ""
                 event = Event.from_error(inv_id, author, failure, where=location, decisions=carried(failure))
                 if state.has_delta:
                     event.actions.state_delta = state.take_delta()
+                if hooks is not None:
+                    event = await hooks.failed(event, failure)
                 try:
                     await store.append_event(session, event)
                 except Exception:

@@ -4,7 +4,9 @@ The hand-written loop is the floor (docs/runtime.md): call the hook, check that 
 `Cont` of a context of the type given (for `run_after`: that the output is an `LlmResponse`, as
 `after_model` must return), thread the value on; the async variant awaits each hook. Both are
 awaited once per chain run, in the same event loop, so the fixed cost of a coroutine call is in
-both. Run from the project root: `python -m benchmarks.chain`."""
+both. Rows marked `list` pass the plain list of instances, as the README's Elixir-style call does:
+resolved on every call, from what was learnt of their class the first time. Run from the project
+root: `python -m benchmarks.chain`."""
 
 from __future__ import annotations
 
@@ -108,7 +110,7 @@ def best_of(
 def main() -> None:
     ctx = object()
     response = LlmResponse.text("hi")  # what after_model must return: the chain checks it
-    print(f"{'helper':<11}{'hooks':<7}{'chain':>6}{'adk µs/hook':>13}{'floor µs/hook':>15}{'ratio':>8}")
+    print(f"{'helper':<13}{'hooks':<7}{'chain':>6}{'adk µs/hook':>13}{'floor µs/hook':>15}{'ratio':>8}")
     ratios: list[float] = []
     for kind, cls in (("sync", SyncNoop), ("async", AsyncNoop)):
         for n in SIZES:
@@ -129,13 +131,23 @@ def main() -> None:
                     partial(run_after, callbacks, "after_model", response, ctx),
                     partial(floor_after, afters, response, ctx),
                 ),
+                (
+                    "before list",
+                    partial(run_before, instances, "before_model", ctx),
+                    partial(floor_before, befores, ctx),
+                ),
+                (
+                    "after list",
+                    partial(run_after, instances, "after_model", response, ctx),
+                    partial(floor_after, afters, response, ctx),
+                ),
             )
             runs = HOOK_CALLS // n
             for name, adk_call, floor_call in rows:
                 adk_s, floor_s = best_of(adk_call, floor_call, runs)
                 adk_us, floor_us = adk_s / (runs * n) * 1e6, floor_s / (runs * n) * 1e6
                 ratios.append(adk_us / floor_us)
-                print(f"{name:<11}{kind:<7}{n:>6}{adk_us:>13.3f}{floor_us:>15.3f}{adk_us / floor_us:>7.2f}x")
+                print(f"{name:<13}{kind:<7}{n:>6}{adk_us:>13.3f}{floor_us:>15.3f}{adk_us / floor_us:>7.2f}x")
     print(f"worst ratio {max(ratios):.2f}x, median {statistics.median(ratios):.2f}x (target: at most 1.5x)")
 
 

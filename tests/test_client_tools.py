@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adk.agents import LlmAgent
+from adk.context import RunContext
 from adk.events import Message, ToolDeclaration
 from adk.runner import Runner
 from adk.testing import ScriptedModel
@@ -99,5 +100,30 @@ async def test_the_callers_state_delta_is_stored_with_its_message() -> None:
     runner, _, _ = runner_with(lambda request: "ok")
     events = await run(runner, state_delta={"theme": "dark", "gone": None})
     assert events[0].actions.state_delta == {"theme": "dark", "gone": None}
+    session = await runner.session_service.get("u", "s")
+    assert session is not None and session.state == {"theme": "dark"}
+
+
+class Seen:
+    """A run-level hook: it sees the user's message, and passes it on unchanged."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    def on_user_message(self, message: Message, ctx: RunContext) -> Message:
+        self.messages.append(message)
+        return message
+
+
+async def test_with_run_hooks_the_results_and_the_state_delta_are_stored_all_the_same() -> None:
+    model = ScriptedModel([calls(call("confirm", "c1")), reply])
+    seen = Seen()
+    runner = Runner(LlmAgent("root", model=model), callbacks=[seen])
+    await run(runner, "go", client_tools=[CONFIRM], state_delta={"theme": "dark"})
+    events = await run(runner, [result("c1", "yes")], client_tools=[CONFIRM])  # type: ignore[arg-type]
+    assert [(m.role, m.content) for m in seen.messages] == [("user", "go"), ("tool", "yes")]
+    first = events[0].message
+    assert first is not None and (first.role, first.tool_call_id, first.name) == ("tool", "c1", "confirm")
+    assert events[-2].content == "re: yes"
     session = await runner.session_service.get("u", "s")
     assert session is not None and session.state == {"theme": "dark"}

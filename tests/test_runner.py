@@ -15,7 +15,7 @@ from adk.agents import BaseAgent, LlmAgent, ParallelAgent
 from adk.callbacks.results import Cont
 from adk.context import AgentContext, ModelContext, ToolContext, current_invocation
 from adk.errors import CallbackRegistrationError, SessionBusyError
-from adk.events import Choice, Event, EventActions, LlmResponse, Message
+from adk.events import Choice, Event, EventActions, LlmResponse, Message, Usage
 from adk.models.base import LlmRequest
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
@@ -434,9 +434,7 @@ async def test_runs_interleaved_in_one_task_each_see_their_own_invocation() -> N
 
 async def test_a_model_answering_with_a_response_object() -> None:
     # a complete LlmResponse step keeps its usage on the stored event
-    response = LlmResponse.text(
-        "counted", usage={"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
-    )
+    response = LlmResponse.text("counted", usage=Usage(prompt_tokens=3, completion_tokens=1, total_tokens=4))
     events = await run(Runner(LlmAgent("root", model=ScriptedModel([response]))))
     assert events[1].usage is not None
     assert events[1].usage.total_tokens == 4

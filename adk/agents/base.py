@@ -12,11 +12,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import assert_never
 
-from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Decision, Halted, Replaced
+from adk.callbacks.chain import run_after, run_before, run_on_error
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks, decided_by
-from adk.callbacks.results import Cont, Halt
+from adk.callbacks.results import Cont, Fallback, Halt, Raise
+from adk.callbacks.run import refuse_on_agent
 from adk.context import AgentContext, Invocation
 from adk.errors import locate
 from adk.events import Choice, Event, Message
@@ -40,6 +41,7 @@ class BaseAgent(ABC):
         self.name = name
         self.description = description
         self.callbacks = Callbacks.of(callbacks)
+        refuse_on_agent(name, self.callbacks)
         self.sub_agents = list(sub_agents)
         seen: set[str] = set()
         for agent in self.sub_agents:
@@ -84,7 +86,11 @@ class BaseAgent(ABC):
                 yield event
         except Exception as error:
             locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
-            raise
+            if not hooks.get("on_agent_error"):
+                raise
+            fell_back = await self._recover(hooks, error, ctx)
+            output = fell_back.message
+            yield fell_back
         finally:
             await body.aclose()  # closes a workflow's children (and their tool tasks) now
 
@@ -98,6 +104,21 @@ class BaseAgent(ABC):
             yield self._final_event(ctx, replaced, decisions)
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
+
+    async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
+        """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""
+        by: list[object] = []
+        match await run_on_error(hooks, "on_agent_error", error, ctx, deciders=by):
+            case Fallback(value=content):
+                target = f"agent:{self.name}"
+                fell = FellBack(
+                    decided_by(by[0], "on_agent_error"), target, None, type(error).__name__, str(error)
+                )
+                return self._final_event(ctx, content, (fell,))
+            case Raise(error=passed):
+                raise locate(passed, f"agent:{self.name}")
+            case unreachable:
+                assert_never(unreachable)
 
     @abstractmethod
     def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:

@@ -65,13 +65,6 @@ async def _close(stream: AsyncIterator[LlmResponse]) -> None:
         await aclose()
 
 
-def _interrupted(calls: dict[str, str]) -> list[Message]:
-    return [
-        Message.tool("Error: the run was stopped before this call returned", tool_call_id=i, name=name)
-        for i, name in calls.items()
-    ]
-
-
 class LlmAgent(BaseAgent):
     """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
 
@@ -108,36 +101,6 @@ class LlmAgent(BaseAgent):
         self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
         """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
 
-    def _history(self, ctx: AgentContext) -> list[Message]:
-        """The messages this agent sees: the session's, on its branch or an ancestor's.
-
-        A tool call left without a result (the caller stopped the run while it ran) gets an error
-        result here, since chat APIs refuse a tool call that is never answered.
-        """
-        branch = ctx.branch
-        messages: list[Message] = []
-        unanswered: dict[str, str] = {}
-        for event in ctx.invocation.session.events:
-            if event.is_partial:
-                continue
-            b = event.branch
-            if b and b != branch and not branch.startswith(b + "."):
-                continue
-            for choice in event.choices:
-                message = choice.message
-                if message is None:
-                    continue
-                if message.role == "tool":
-                    unanswered.pop(message.tool_call_id or "", None)
-                else:
-                    if unanswered:
-                        messages.extend(_interrupted(unanswered))
-                        unanswered = {}
-                    if message.tool_calls:
-                        unanswered = {c.id: c.function.name for c in message.tool_calls}
-                messages.append(message)
-        return messages
-
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         invocation = ctx.invocation
         hooks = invocation.hooks_for(self)
@@ -148,7 +111,11 @@ class LlmAgent(BaseAgent):
         else:  # concatenating on every run would cost more than the callbacks themselves
             recovery = hooks + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
-        messages = self._history(ctx)
+        # The session's history is shared and only ever extended: its first `known` messages are
+        # this turn's past, and `turn` what the turn added since.
+        history = ctx.invocation.session.history(ctx.branch)
+        known = len(history)
+        turn: list[Message] = []
         declarations, client = self._declarations, _NONE
         if invocation.client_tools:
             client = frozenset(t.name for t in invocation.client_tools)
@@ -166,13 +133,13 @@ class LlmAgent(BaseAgent):
             )
             for result in finished:
                 yield result
-                messages.extend(c.message for c in result.choices if c.message is not None)
+                turn.extend(c.message for c in result.choices if c.message is not None)
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
             request = LlmRequest(
                 instruction=self.instruction,
-                messages=list(messages),
+                messages=history[:known] + turn,
                 tools=declarations,
                 stream=invocation.stream,
             )
@@ -192,7 +159,7 @@ class LlmAgent(BaseAgent):
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
-                messages.append(response.message)
+                turn.append(response.message)
             calls, waiting = response.tool_calls, response.long_running_tool_ids
             if waiting:
                 calls = tuple(c for c in calls if c.id not in waiting)
@@ -200,7 +167,7 @@ class LlmAgent(BaseAgent):
                 results = await self._call_tools(ctx, calls, recovery, policy)
                 for result in results:
                     yield result
-                    messages.extend(c.message for c in result.choices if c.message is not None)
+                    turn.extend(c.message for c in result.choices if c.message is not None)
             if waiting:
                 invocation.end_invocation()  # the client runs its tools, and answers in the next run
                 return

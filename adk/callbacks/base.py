@@ -13,15 +13,18 @@ from adk.callbacks.protocols import (
     AfterAgentResult,
     BeforeAgentResult,
     BeforeModelResult,
+    BeforeRunResult,
     BeforeToolResult,
+    OnAgentErrorResult,
     OnModelErrorResult,
     OnToolErrorResult,
+    OnUserMessageResult,
 )
 from adk.callbacks.results import Cont, Raise
 
 if TYPE_CHECKING:
-    from adk.context import AgentContext, ModelContext, ToolContext
-    from adk.events import LlmResponse, Message
+    from adk.context import AgentContext, ModelContext, RunContext, ToolContext
+    from adk.events import Event, LlmResponse, Message
 
 __all__ = ["Callback"]
 
@@ -60,3 +63,22 @@ class Callback:
         self, error: Exception, ctx: ToolContext, /
     ) -> OnToolErrorResult | Awaitable[OnToolErrorResult]:
         return Raise(error)
+
+    def on_agent_error(
+        self, error: Exception, ctx: AgentContext, /
+    ) -> OnAgentErrorResult | Awaitable[OnAgentErrorResult]:
+        return Raise(error)
+
+    def on_user_message(
+        self, message: Message, ctx: RunContext, /
+    ) -> OnUserMessageResult | Awaitable[OnUserMessageResult]:
+        return message
+
+    def before_run(self, ctx: RunContext, /) -> BeforeRunResult | Awaitable[BeforeRunResult]:
+        return Cont(ctx)
+
+    def on_event(self, event: Event, ctx: RunContext, /) -> Event | Awaitable[Event]:
+        return event
+
+    def after_run(self, ctx: RunContext, /) -> Awaitable[None] | None:
+        return None

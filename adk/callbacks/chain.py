@@ -58,6 +58,7 @@ from adk.callbacks.registry import (
     HookImpl,
     HookName,
     callback_name,
+    hook_impls,
     hook_raised,
     short_repr,
     unknown_hook,
@@ -80,7 +81,6 @@ V = TypeVar("V")
 _GO_ON: Final = 0
 _ANSWER: Final = 1
 _WRONG: Final = 2
-_KIND: Final = ("Cont or Halt", "", "Retry, Fallback or Raise", "")
 
 
 def _log_dropped(error: CallbackError) -> None:
@@ -115,14 +115,15 @@ async def _run(
     continue_on_response: bool,
     deciders: list[object] | None,
 ) -> Any:
-    before, after, on_error, exact, anything = hook.plan  # read once: the loop tests them on every call
+    # read once: the loop tests them on every call
+    before, after, on_error, exact, anything, unary = hook.plan
     received = type(value) if before else None  # the context type Conts must keep
     answer: Any = None  # an answer is never None: a result, or a replacement
     answered_by: object = None
     first_error: CallbackError | None = None
     for fn, is_async, owner in impls:
         try:
-            out = fn(value) if before else fn(value, ctx)
+            out = fn(value) if unary else fn(value, ctx)
             if is_async:
                 out = await out
         except Exception as e:
@@ -195,18 +196,23 @@ def _judge(hook: Hook, out: Any, received: type) -> tuple[int, Any]:
             if isinstance(out.error, Exception):
                 return _GO_ON, out.error
             return _WRONG, _problem(hook, out, "the error of a Raise", "an Exception", out.error)
-        if cls is Retry:
+        if cls is Retry and hook.retry:
             return _context(hook, out, out.ctx, received, _ANSWER)
         if cls is Fallback:
             return _carried(hook, out, out.value)
     elif hook.fits(out):
         return (_GO_ON if chain == AFTER else _ANSWER), out
+    elif cls is Halt and hook.halt is not None:  # an `after` hook that may stop its fold
+        types, allowed = hook.halt
+        if isinstance(out.value, types):
+            return _ANSWER, out
+        return _WRONG, _problem(hook, out, "the value of a Halt", allowed, out.value)
     if inspect.iscoroutine(out):
         out.close()  # never awaited: close it, or Python warns when it is collected
         return _WRONG, "returned a coroutine; a hook that returns one must be an `async def`"
     if chain in (AFTER, REPLACE):
         return _WRONG, _problem(hook, out, hook.name, hook.allowed, out, "return")
-    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {_KIND[chain]}"
+    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {hook.answers}"
 
 
 def _context(hook: Hook, out: Any, new: object, received: type, verdict: int) -> tuple[int, Any]:
@@ -282,10 +288,9 @@ def run_before(
 
     The callback whose `Halt` won is appended to `deciders`, if given.
     """
-    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _BEFORE[hook]
-        impls = resolved._hooks[hook]
+        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_before", "before") from None
     return _run(impls, spec, ctx, None, continue_on_error, continue_on_response, deciders)
@@ -346,10 +351,9 @@ def run_after(
     and the first error is raised at the end. Each callback that returned another object than it
     was given is appended to `deciders`, if given.
     """
-    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _AFTER[hook]
-        impls = resolved._hooks[hook]
+        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_after", "after") from None
     return _run(impls, spec, result, ctx, continue_on_error, False, deciders)
@@ -377,6 +381,16 @@ def run_on_error(
 ) -> Coroutine[Any, Any, Retry[ToolContext] | Fallback[Any] | Raise]: ...
 @overload
 def run_on_error(
+    callbacks: Callbacks | Iterable[AnyCallback],
+    hook: Literal["on_agent_error"],
+    error: Exception,
+    ctx: AgentContext,
+    *,
+    continue_on_error: bool = False,
+    deciders: list[object] | None = None,
+) -> Coroutine[Any, Any, Fallback[Content] | Raise]: ...
+@overload
+def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     error: Exception,
@@ -400,10 +414,9 @@ def run_on_error(
     `Raise(last_error)` is returned for the caller to raise. The callback whose `Retry` or
     `Fallback` won is appended to `deciders`, if given.
     """
-    resolved = callbacks if type(callbacks) is Callbacks else Callbacks.of(callbacks)
     try:
         spec = _ON_ERROR[hook]
-        impls = resolved._hooks[hook]
+        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_on_error", "on_error") from None
     return _run(impls, spec, error, ctx, continue_on_error, False, deciders)

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal, TypeAlias, TypeVar
-
-from pydantic import Field
+from typing import Literal, TypeAlias, TypeVar
 
 __all__ = ["Decision", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
 
@@ -73,8 +71,8 @@ class FellBack:
     kind: Literal["fell_back"] = "fell_back"
 
 
-Decision: TypeAlias = Annotated[Halted | Replaced | Retried | FellBack, Field(discriminator="kind")]
-"""One callback decision; `kind` tells which (and tags it in JSON)."""
+Decision: TypeAlias = Halted | Replaced | Retried | FellBack
+"""One callback decision; `kind` tells which (and tags it in JSON, where it picks the class)."""
 
 
 def carry(error: E, decisions: Sequence[Decision] | None) -> E:

@@ -12,26 +12,34 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 
 if TYPE_CHECKING:
-    from adk.context import AgentContext, ModelContext, ToolContext
-    from adk.events import LlmResponse, Message
+    from adk.context import AgentContext, ModelContext, RunContext, ToolContext
+    from adk.events import Event, LlmResponse, Message
 
 __all__ = [
     "AfterAgent",
     "AfterAgentResult",
     "AfterModel",
+    "AfterRun",
     "AfterTool",
     "AnyCallback",
     "BeforeAgent",
     "BeforeAgentResult",
     "BeforeModel",
     "BeforeModelResult",
+    "BeforeRun",
+    "BeforeRunResult",
     "BeforeTool",
     "BeforeToolResult",
     "Content",
+    "OnAgentError",
+    "OnAgentErrorResult",
+    "OnEvent",
     "OnModelError",
     "OnModelErrorResult",
     "OnToolError",
     "OnToolErrorResult",
+    "OnUserMessage",
+    "OnUserMessageResult",
 ]
 
 Content: TypeAlias = "Message | str"
@@ -43,6 +51,9 @@ BeforeModelResult: TypeAlias = "Cont[ModelContext] | Halt[LlmResponse]"
 OnModelErrorResult: TypeAlias = "Retry[ModelContext] | Fallback[LlmResponse] | Raise"
 BeforeToolResult: TypeAlias = "Cont[ToolContext] | Halt[Any]"
 OnToolErrorResult: TypeAlias = "Retry[ToolContext] | Fallback[Any] | Raise"
+OnAgentErrorResult: TypeAlias = "Fallback[Content] | Raise"
+OnUserMessageResult: TypeAlias = "Message | Halt[Content]"
+BeforeRunResult: TypeAlias = "Cont[RunContext] | Halt[Content]"
 
 
 class BeforeAgent(Protocol):
@@ -101,8 +112,54 @@ class OnToolError(Protocol):
     ) -> OnToolErrorResult | Awaitable[OnToolErrorResult]: ...
 
 
+class OnAgentError(Protocol):
+    """When an agent's body raises: `Fallback(content)` stands in for its output, `Raise` passes it on."""
+
+    def on_agent_error(
+        self, error: Exception, ctx: AgentContext, /
+    ) -> OnAgentErrorResult | Awaitable[OnAgentErrorResult]: ...
+
+
+class OnUserMessage(Protocol):
+    """Runner callbacks: the user's message, before it is stored. Return it (or a replacement), or `Halt`."""
+
+    def on_user_message(
+        self, message: Message, ctx: RunContext, /
+    ) -> OnUserMessageResult | Awaitable[OnUserMessageResult]: ...
+
+
+class BeforeRun(Protocol):
+    """Runner callbacks: before the root agent runs. `Halt(content)` answers instead of it."""
+
+    def before_run(self, ctx: RunContext, /) -> BeforeRunResult | Awaitable[BeforeRunResult]: ...
+
+
+class OnEvent(Protocol):
+    """Runner callbacks: every event, before it is stored and yielded. Return it, or a replacement."""
+
+    def on_event(self, event: Event, ctx: RunContext, /) -> Event | Awaitable[Event]: ...
+
+
+class AfterRun(Protocol):
+    """Runner callbacks: the run ended by itself; `ctx.error` says how (None: it completed)."""
+
+    def after_run(self, ctx: RunContext, /) -> Awaitable[None] | None: ...
+
+
 _AnyHook: TypeAlias = (
-    BeforeAgent | AfterAgent | BeforeModel | AfterModel | OnModelError | BeforeTool | AfterTool | OnToolError
+    BeforeAgent
+    | AfterAgent
+    | BeforeModel
+    | AfterModel
+    | OnModelError
+    | BeforeTool
+    | AfterTool
+    | OnToolError
+    | OnAgentError
+    | OnUserMessage
+    | BeforeRun
+    | OnEvent
+    | AfterRun
 )
 
 AnyCallback: TypeAlias = _AnyHook | type[_AnyHook]

@@ -17,7 +17,7 @@ import functools
 import inspect
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
-from types import ModuleType, NoneType
+from types import MethodType, ModuleType, NoneType
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
@@ -41,6 +41,7 @@ __all__ = [
     "callback_name",
     "decided_by",
     "declare_hooks",
+    "hook_impls",
     "hook_raised",
     "is_async",
     "short_repr",
@@ -69,9 +70,14 @@ class Hook:
     return: a type, a tuple of types, None for anything, or a function giving the types when they
     live in an optional package that is imported only when the hook first answers. `allowed` says
     the same in words, for error messages ("an LlmResponse").
+
+    Three options shape the run-level and agent-error hooks: `unary` calls the hook with one
+    argument (`after_run(ctx)`: a `replace` chain offered the context); `halt` lets an `after`
+    hook stop its fold with a `Halt` carrying one of these types, described in words
+    (`on_user_message`); `retry=False` refuses a `Retry` from an `on_error` hook (`on_agent_error`).
     """
 
-    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "name", "plan")
+    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "halt", "name", "plan", "retry", "unary")
 
     def __init__(
         self,
@@ -79,10 +85,20 @@ class Hook:
         chain: Literal[0, 1, 2, 3],
         values: _Types | Callable[[], _Types] | None = None,
         allowed: str = "anything",
+        *,
+        unary: bool = False,
+        halt: tuple[_Types, str] | None = None,
+        retry: bool = True,
     ) -> None:
         self.name = name
         self.chain = chain
         self.allowed = allowed
+        self.unary = unary or chain == BEFORE
+        """Whether the hook is called with one argument, `(ctx)`."""
+        self.halt = halt
+        """For an `after` hook that may stop its fold: what the `Halt` may carry, and in words."""
+        self.retry = retry
+        """For an `on_error` hook: whether it may answer `Retry`."""
         self._load: Callable[[], _Types] | None = None
         self._types: tuple[type, ...] | None = None
         if isinstance(values, type):
@@ -93,23 +109,30 @@ class Hook:
             self._load = values
         self.anything = values is None
         """Whether any value may be handed back."""
-        self.plan: tuple[bool, bool, bool, type | None, bool] = self._plan()
-        """What the chain core reads before its loop: `(before, after, on_error, exact, anything)`,
-        where `exact` is the type most values have, tested first with `type(x) is exact`."""
+        self.plan: tuple[bool, bool, bool, type | None, bool, bool] = self._plan()
+        """What the chain core reads before its loop: `(before, after, on_error, exact, anything,
+        unary)`, where `exact` is the type most values have, tested first with `type(x) is exact`."""
 
-    def _plan(self) -> tuple[bool, bool, bool, type | None, bool]:
+    def _plan(self) -> tuple[bool, bool, bool, type | None, bool, bool]:
         chain, exact = self.chain, self._types[0] if self._types else None
-        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything
+        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything, self.unary
 
     @property
     def parameters(self) -> str:
         """What the hook is called with, in words: `(ctx)` or `(value, ctx)`."""
-        return _PARAMETERS[self.chain]
+        return "(ctx)" if self.unary else _PARAMETERS[self.chain]
 
     @property
     def arity(self) -> int:
         """How many positional arguments the hook is called with."""
-        return 1 if self.chain == BEFORE else 2
+        return 1 if self.unary else 2
+
+    @property
+    def answers(self) -> str:
+        """The results a `before` or `on_error` hook may return, in words."""
+        if self.chain == BEFORE:
+            return "Cont or Halt"
+        return "Retry, Fallback or Raise" if self.retry else "Fallback or Raise"
 
     def fits(self, value: object) -> bool:
         """Whether `value` may be handed back as this hook's value."""
@@ -140,6 +163,10 @@ DECLARED: Final[Mapping[str, Hook]] = _declared
 BY_CHAIN: Final[tuple[Mapping[str, Hook], ...]] = ({}, {}, {}, {})
 """The declared hooks of each chain (`BY_CHAIN[BEFORE]`, ...), by name: the chain helpers' table."""
 
+_PLANS: dict[type, dict[str, tuple[Callable[..., Any], bool]]] = {}
+"""Per class of callback instance seen in a plain list: its hooks' functions and whether each is
+async, as `_resolve` found and checked them; binding them to another instance is all that is left."""
+
 
 def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
     """Make `hooks` known: callbacks may implement them, and misspellings of them are caught.
@@ -155,6 +182,7 @@ def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
         _declared[hook.name] = hook
         BY_CHAIN[hook.chain][hook.name] = hook  # type: ignore[index]  # a Mapping only to its readers
     _misspelt.cache_clear()
+    _PLANS.clear()
     return hooks
 
 
@@ -167,6 +195,7 @@ HookName: TypeAlias = Literal[
     "before_tool",
     "after_tool",
     "on_tool_error",
+    "on_agent_error",
 ]
 """The name of an agent, model or tool hook: what the chain helpers take."""
 
@@ -255,6 +284,7 @@ CORE: Final = declare_hooks(
     Hook("before_tool", BEFORE),
     Hook("after_tool", AFTER),
     Hook("on_tool_error", ON_ERROR),
+    Hook("on_agent_error", ON_ERROR, (Message, str), "a Message or str", retry=False),
 )
 """The agent, model and tool hooks, with what each may hand back (docs/callbacks.md)."""
 
@@ -349,6 +379,58 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
             f"callback {name} implements no hook{overrides}; expected at least one of {', '.join(_declared)}"
         )
     return obj, hooks
+
+
+def hook_impls(callbacks: Iterable[object], hook: str) -> tuple[HookImpl, ...]:
+    """The implementations of `hook` in a plain list, resolved as `Callbacks.of` resolves them.
+
+    The chain helpers take plain lists, resolved on every call: an instance of a class seen before
+    reuses what resolving (and checking) the first one found, unless attributes of its own could
+    change it. Classes and modules are resolved in full each time.
+    """
+    impls: list[HookImpl] = []
+    for obj in callbacks:
+        plan = _PLANS.get(type(obj))
+        if plan is None or not _plain(obj):
+            instance, hooks = _resolve(obj)
+            if plan is None and instance is obj:
+                _learn(obj, hooks)
+            impl = hooks.get(hook)
+            if impl is not None:
+                impls.append(impl)
+        elif (entry := plan.get(hook)) is not None:
+            impls.append((entry[0].__get__(obj), entry[1], obj))
+    return tuple(impls)
+
+
+def _plain(obj: object) -> bool:
+    """Whether `obj`'s own attributes (if it has any) can neither be a hook nor look like one."""
+    own = getattr(obj, "__dict__", None)
+    return not own or not any(name in _declared or _misspelt(name) for name in own)
+
+
+def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
+    """Remember the hooks of `obj`'s class, if they are its plain methods (and `obj` has no own)."""
+    kind = type(obj)
+    if (
+        isinstance(obj, ModuleType)
+        or kind.__getattribute__ is not object.__getattribute__
+        or hasattr(kind, "__getattr__")
+        or not _plain(obj)
+    ):
+        return
+    plan: dict[str, tuple[Callable[..., Any], bool]] = {}
+    for name, (fn, asynchronous, _) in hooks.items():
+        if (
+            not isinstance(fn, MethodType)
+            or fn.__self__ is not obj
+            or getattr(kind, name, None) is not fn.__func__
+        ):
+            return
+        plan[name] = (fn.__func__, asynchronous)
+    if len(_PLANS) >= 4096:  # classes made at run time must not pile up
+        _PLANS.clear()
+    _PLANS[kind] = plan
 
 
 class Callbacks:

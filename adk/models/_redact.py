@@ -53,7 +53,12 @@ class Redactor:
         return bool(self.secrets)
 
     def __call__(self, text: str) -> str:
-        """`text` with the secrets masked; the very same object when it holds none."""
+        """`text` with the secrets masked; the very same object when it holds none.
+
+        A server's value that is not text (a malformed answer) is refused without being quoted.
+        """
+        if type(text) is not str:
+            raise TypeError(f"expected text, got {type(text).__name__}")
         if len(text) < self._shortest or not any(p in text for p in self._probes):
             return text
         spans: list[list[int]] = []

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from adk.events import LlmResponse, Message, ToolDeclaration
+from adk.events import Data, LlmResponse, Message, ToolDeclaration
 
 __all__ = ["LlmRequest", "Model"]
 
 
-class LlmRequest(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class LlmRequest(Data):
     """What is sent to a model. A `before_model` hook may return a changed copy in its context."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str = ""
     """The model name to ask for; empty means the model's own default."""
     instruction: str = ""
     """The system instruction, sent before `messages`."""
-    messages: list[Message] = Field(default_factory=list)
-    tools: list[ToolDeclaration] = Field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    tools: list[ToolDeclaration] = field(default_factory=list)
     stream: bool = False
     temperature: float | None = None
     max_tokens: int | None = None

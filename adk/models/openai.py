@@ -457,10 +457,18 @@ def _usage(usage: dict[str, Any] | None) -> Usage | None:
     if not usage:
         return None
     return Usage(
-        prompt_tokens=usage.get("prompt_tokens") or 0,
-        completion_tokens=usage.get("completion_tokens") or 0,
-        total_tokens=usage.get("total_tokens") or 0,
+        prompt_tokens=_count(usage, "prompt_tokens"),
+        completion_tokens=_count(usage, "completion_tokens"),
+        total_tokens=_count(usage, "total_tokens"),
     )
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    """A token count of `usage`: 0 if absent; a value that is not a count is refused, unquoted."""
+    value = usage.get(key) or 0
+    if type(value) is not int:
+        raise TypeError(f"usage {key}: expected an integer, got {type(value).__name__}")
+    return value
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from adk.errors import SessionBusyError, StaleSessionError
-from adk.events import Event
+from adk.events import Event, Message
 
 __all__ = [
     "DEFAULT_LEASE_TTL",
@@ -37,23 +36,88 @@ DEFAULT_LEASE_TTL = 10.0
 """Seconds a run's lease lasts unless renewed: how long a dead worker's session stays taken."""
 
 
-class Session(BaseModel):
+@dataclass(slots=True, kw_only=True, eq=False)
+class Session:
     """One conversation: its stored events and its current state."""
-
-    model_config = ConfigDict(defer_build=True)
 
     id: str
     user_id: str
-    state: dict[str, Any] = Field(default_factory=dict)
-    events: list[Event] = Field(default_factory=list)
-    updated_at: float = Field(default_factory=time.time)
-    lease: str | None = Field(default=None, exclude=True)
+    state: dict[str, Any] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    updated_at: float = field(default_factory=time.time)
+    lease: str | None = None
     """The owner token of the run lease this copy holds (set by `acquire`), or None."""
+    histories: dict[str, History] = field(default_factory=dict, repr=False)
+    """Per branch, the messages an agent on it sees, kept up to date with `events` (`history`)."""
 
     @property
     def last_seq(self) -> int:
         """The sequence number of the last event this copy has seen (0 when it has none)."""
         return len(self.events)
+
+    def history(self, branch: str) -> list[Message]:
+        """The messages an agent on `branch` sees: the session's, on its branch or an ancestor's.
+
+        Kept per branch and extended with the events added since the last call, so that a turn
+        does not cost more as the session grows. The list is shared: copy it to change it.
+        """
+        kept = self.histories.get(branch)
+        if kept is None:
+            kept = self.histories[branch] = History()
+        return kept.update(self.events, branch)
+
+
+@dataclass(slots=True, eq=False)
+class History:
+    """The messages of one branch, as far as the session's events have been read."""
+
+    messages: list[Message] = field(default_factory=list)
+    read: int = 0
+    """How many of the session's events have been read."""
+    last: Event | None = None
+    """The last event read: if it is no longer there, the events were replaced and are read again."""
+    unanswered: dict[str, str] = field(default_factory=dict)
+    """Tool calls (id -> tool name) of the last assistant message that have no result yet."""
+
+    def update(self, events: list[Event], branch: str) -> list[Message]:
+        read = self.read
+        if read > len(events) or (read and events[read - 1] is not self.last):
+            self.messages, read, self.unanswered = [], 0, {}
+        if read == len(events):
+            return self.messages
+        messages = self.messages
+        unanswered = self.unanswered
+        for event in events[read:] if read else events:
+            if event.is_partial:
+                continue
+            b = event.branch
+            if b and b != branch and not branch.startswith(b + "."):
+                continue
+            for choice in event.choices:
+                message = choice.message
+                if message is None:
+                    continue
+                if message.role == "tool":
+                    unanswered.pop(message.tool_call_id or "", None)
+                else:
+                    if unanswered:
+                        # A tool call left without a result (the caller stopped the run while it
+                        # ran) gets an error result: chat APIs refuse a call never answered.
+                        messages.extend(
+                            Message.tool(_INTERRUPTED, tool_call_id=i, name=name)
+                            for i, name in unanswered.items()
+                        )
+                        unanswered = {}
+                    if message.tool_calls:
+                        unanswered = {c.id: c.function.name for c in message.tool_calls}
+                messages.append(message)
+        self.unanswered = unanswered
+        self.read = len(events)
+        self.last = events[-1]
+        return messages
+
+
+_INTERRUPTED = "Error: the run was stopped before this call returned"
 
 
 def apply_state_delta(state: dict[str, Any], delta: Mapping[str, Any]) -> None:

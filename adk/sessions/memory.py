@@ -78,7 +78,7 @@ class InMemorySessionService:
             return stored
         # Taken from an owner that did not release it: a copy of its own, so that the old
         # holder's session object keeps the old lease and is fenced out.
-        return Session.model_construct(
+        return Session(
             id=session_id,
             user_id=user_id,
             state=dict(stored.state),

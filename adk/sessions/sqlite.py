@@ -89,6 +89,9 @@ class SqliteSessionService:
         self.timeout = timeout
         self._conn = self._open()
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="adk-sqlite")
+        self._runs: dict[tuple[str, str], tuple[int, Session]] = {}
+        """(user id, session id) -> (pk, the session the last run took): the next run reads only
+        the events stored since, so that a turn does not cost more as the session grows."""
 
     def _open(self) -> sqlite3.Connection:
         where = f"session store {self.path!r}"
@@ -164,7 +167,9 @@ class SqliteSessionService:
                 )
                 if not taken.rowcount:
                     raise busy(user_id, session_id)
-            session = self._load(conn, user_id, session_id)
+                session = self._refresh(conn, user_id, session_id)
+            else:
+                session = self._load(conn, user_id, session_id)
         if session is None:  # pragma: no cover  # created above, in the same transaction
             raise missing_session(f"session store {self.path!r}", Session(id=session_id, user_id=user_id))
         session.lease = owner
@@ -193,6 +198,48 @@ class SqliteSessionService:
             events=[Event.model_validate_json(text) for (text,) in events],
             updated_at=updated_at,
         )
+
+    def _refresh(self, conn: sqlite3.Connection, user_id: str, session_id: str) -> Session | None:
+        """The session for a run: the one the last run took, with the events stored since, if that
+        run let it go and it is still a prefix of what is stored (same row, same last event); else
+        read in full (a copy a lease was taken from stays with its old lease, and is fenced out)."""
+        key = (user_id, session_id)
+        kept = self._runs.pop(key, None)
+        row = conn.execute(
+            "SELECT pk, last_seq, state, updated_at FROM sessions WHERE user_id = ? AND id = ?", key
+        ).fetchone()
+        session: Session | None = None
+        if (
+            kept is not None
+            and kept[1].lease is None
+            and row is not None
+            and kept[0] == row[0]
+            and kept[1].last_seq <= row[1]
+        ):
+            pk, stored, state, updated_at = row
+            session, seen = kept[1], kept[1].last_seq
+            if seen:
+                last = conn.execute(
+                    "SELECT json_extract(event, '$.id') FROM events WHERE session = ? AND seq = ?", (pk, seen)
+                ).fetchone()
+                if last is None or last[0] != session.events[-1].id:
+                    session = None
+            if session is not None:
+                if stored > seen:
+                    rows = conn.execute(
+                        "SELECT event FROM events WHERE session = ? AND seq > ? ORDER BY seq", (pk, seen)
+                    )
+                    session.events.extend(Event.model_validate_json(text) for (text,) in rows)
+                session.state.clear()
+                session.state.update(pydantic_core.from_json(state))
+                session.updated_at = updated_at
+        if session is None:
+            session = self._load(conn, user_id, session_id)
+        if session is not None and row is not None:
+            if len(self._runs) >= 1024:  # a bound: the oldest are read in full again
+                del self._runs[next(iter(self._runs))]
+            self._runs[key] = (row[0], session)
+        return session
 
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:

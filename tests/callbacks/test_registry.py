@@ -485,15 +485,21 @@ def test_declaring_a_hook_again_is_allowed_only_as_it_was(render_hooks: tuple[Ho
 
 
 def test_the_core_declares_only_the_agent_model_and_tool_hooks() -> None:
-    # A fresh interpreter: in this one adk.agui has declared its hooks already.
+    # A fresh interpreter: in this one adk.agui has declared its hooks already. Importing adk
+    # declares the run-level hooks (adk.callbacks.run, which the runner imports).
     code = (
         "import adk.callbacks.registry as r\n"
-        "print(sorted(r.DECLARED) == sorted(r.HOOKS))\n"
-        "import adk.agui\n"
+        "print([h.name for h in r.CORE] == list(r.HOOKS))\n"
         "print([h for h in r.DECLARED if h not in r.HOOKS])\n"
+        "import adk.agui\n"
+        "print([h for h in r.DECLARED if h not in r.HOOKS][4:])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["True", "['before_translate', 'after_translate']"]
+    assert done.stdout.splitlines() == [
+        "True",
+        "['on_user_message', 'before_run', 'on_event', 'after_run']",
+        "['before_translate', 'after_translate']",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -507,3 +513,51 @@ def test_the_core_declares_only_the_agent_model_and_tool_hooks() -> None:
 def test_a_chain_helper_refuses_a_hook_of_another_chain(call: Callable[[], object], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         call()
+
+
+# --- plain lists given to the chain helpers: resolved per class once, bound per instance --------
+
+
+class Named:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def before_tool(self, ctx: list[str]) -> Cont[list[str]]:
+        return Cont([*ctx, self.name])
+
+
+async def test_instances_of_one_class_in_plain_lists_keep_their_own_state() -> None:
+    for _ in range(2):  # the second time, the class is known
+        assert await run_before([Named("a"), Named("b")], "before_tool", []) == Cont(["a", "b"])
+        assert await run_before([Named("c")], "before_tool", ["x"]) == Cont(["x", "c"])
+
+
+async def test_an_instance_with_a_hook_of_its_own_is_resolved_in_full() -> None:
+    await run_before([Named("a")], "before_tool", [])
+    own = Named("own")
+    own.before_tool = lambda ctx: Cont([*ctx, "instance attribute"])  # type: ignore[method-assign]
+    assert await run_before([Named("a"), own], "before_tool", []) == Cont(["a", "instance attribute"])
+
+
+async def test_a_misspelt_attribute_of_an_instance_is_caught_although_its_class_is_known() -> None:
+    await run_before([Named("a")], "before_tool", [])
+    odd = Named("odd")
+    odd.before_tol = None  # type: ignore[attr-defined]
+    with pytest.raises(
+        CallbackRegistrationError, match="'before_tol' that looks like the hook 'before_tool'"
+    ):
+        await run_before([odd], "before_tool", [])
+
+
+async def test_a_class_in_a_plain_list_is_instantiated_on_every_call() -> None:
+    made: list[int] = []
+
+    class Counted:
+        def __init__(self) -> None:
+            made.append(len(made))
+
+        def before_tool(self, ctx: int) -> Cont[int]:
+            return Cont(ctx + 1)
+
+    assert [await run_before([Counted, Counted()], "before_tool", 0) for _ in range(2)] == [Cont(2)] * 2
+    assert made == [0, 1, 2, 3]

@@ -42,7 +42,7 @@ async def test_a_text_turn(live_model: OpenAIModel) -> None:
 
     assert_complete(response)
     assert response.choices[0].finish_reason in ("stop", "length")
-    assert response.tool_calls == []
+    assert response.tool_calls == ()
     assert response.usage is not None
     assert response.usage.prompt_tokens > 0
 
@@ -148,7 +148,7 @@ async def test_a_text_turn_through_the_runner(live_model: OpenAIModel, stream: b
     user, *chunks, answer, done = events
     assert (user.author, user.content) == ("user", HELLO[0].content)
     assert (answer.object, answer.author, answer.error) == (ObjectType.CHAT_COMPLETION, "assistant", None)
-    assert answer.tool_calls == []
+    assert answer.tool_calls == ()
     if stream:
         assert {(c.object, c.is_partial) for c in chunks} == {(ObjectType.CHAT_COMPLETION_CHUNK, True)}
         assert answer.content == "".join(c.content for c in chunks)
@@ -177,7 +177,7 @@ async def test_a_tool_calling_turn_through_the_runner(live_model: OpenAIModel, s
     assert result is not None
     # The model's arguments may not even be JSON: then the result is an error for the model.
     assert (result.role, result.tool_call_id, result.name) == ("tool", call.id, "get_weather")
-    assert complete[3].tool_calls == []
+    assert complete[3].tool_calls == ()
 
 
 async def test_a_bad_request_through_the_runner_ends_it_with_an_error_event(live_model: OpenAIModel) -> None:

@@ -276,3 +276,51 @@ async def test_a_killed_writer_leaves_a_committed_prefix_with_matching_state(
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
         conn.close()
+
+
+async def test_a_store_written_before_events_became_dataclasses_loads_unchanged(tmp_path: Path) -> None:
+    # Written by adk when events were pydantic models (schema 2, with decisions); the JSON lines are
+    # each event's `model_dump_json()` then, which today's events must reproduce byte for byte.
+    path = tmp_path / "v2.sqlite3"
+    shutil.copy(FIXTURES / "v2.sqlite3", path)
+    lines = (FIXTURES / "v2_events.jsonl").read_text(encoding="utf-8").splitlines()
+    written = [Event.model_validate_json(line) for line in lines]
+
+    assert [e.model_dump_json() for e in written] == lines
+    assert written[-1].decisions and written[1].tool_calls
+    async with SqliteSessionService(path) as store:
+        session = await store.acquire("alice", "s1", "run-1")
+        assert session.events == written
+        assert session.state == {"prefs": {"units": "si", "nested": [1, 2.5, None, {"x": True}]}}
+        assert await store.list_sessions("alice") == ["s1", "empty"]
+        await store.append_event(session, delta_event(7, more=True))
+    async with SqliteSessionService(path) as again:
+        stored = await again.get("alice", "s1")
+        assert stored is not None
+        assert stored.events[:-1] == written
+        assert (stored.events[-1].id, stored.state["more"]) == ("e7", True)
+
+
+async def test_a_run_reads_what_others_stored_since_the_last_run_took_the_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    async with SqliteSessionService(path) as store, SqliteSessionService(path) as other:
+        first = await store.acquire("u", "s", "run-1")
+        await store.append_event(first, delta_event(1, a=1))
+        await store.release(first)
+        theirs = await other.acquire("u", "s", "run-x")
+        await other.append_event(theirs, delta_event(2, b=2))
+        await other.release(theirs)
+
+        second = await store.acquire("u", "s", "run-2")
+        assert [e.id for e in second.events] == ["e1", "e2"]
+        assert second.state == {"a": 1, "b": 2}
+        await store.append_event(second, delta_event(3, a=None))
+        await store.release(second)
+
+        await other.delete("u", "s")  # and made again by another writer: read in full
+        again = await other.acquire("u", "s", "run-y")
+        await other.append_event(again, delta_event(9, c=3))
+        await other.release(again)
+        third = await store.acquire("u", "s", "run-3")
+        assert ([e.id for e in third.events], third.state) == (["e9"], {"c": 3})
+        assert third.events == (await other.get("u", "s")).events  # type: ignore[union-attr]
