@@ -160,7 +160,7 @@ class Runner:
             callbacks,
             stream,
             invocation_id,
-            dict(state_delta) if state_delta else {},
+            dict(state_delta) if state_delta else None,
             tuple(client_tools),
         )
 
@@ -184,7 +184,7 @@ class Runner:
         is told its effect is unknown), an interrupted model call is made again. A session whose
         last invocation ended (or that has none) yields nothing.
         """
-        return self._start(user_id, session_id, None, callbacks, stream, None, {}, ())
+        return self._start(user_id, session_id, None, callbacks, stream, None, None, ())
 
     def _start(
         self,
@@ -194,7 +194,7 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks,
         stream: bool,
         invocation_id: str | None,
-        state_delta: dict[str, Any],
+        state_delta: dict[str, Any] | None,
         client_tools: tuple[ToolDeclaration, ...],
     ) -> AsyncGenerator[Event, None]:
         # registration errors surface here, before anything runs
@@ -221,7 +221,7 @@ class Runner:
         callbacks: Callbacks,
         stream: bool,
         invocation_id: str | None,
-        state_delta: dict[str, Any],
+        state_delta: dict[str, Any] | None,
         client_tools: tuple[ToolDeclaration, ...],
     ) -> AsyncGenerator[Event, None]:
         """The run: take the session's lease, run the agent (or resume, with no `messages`), release."""
@@ -250,7 +250,8 @@ class Runner:
                 messages = [message]
                 RESUMING[invocation_id] = set()
             else:
-                messages = _checked(messages, session)
+                if len(messages) != 1 or messages[0].role == "tool":
+                    messages = _checked(messages, session)
             if math.isfinite(store.lease_ttl):
                 renewal = _Renewal(store, session)
             invocation = Invocation(
@@ -289,7 +290,9 @@ class Runner:
                         first = Event.new(
                             inv_id,
                             "user",
-                            choices=[Choice(index=i, message=m) for i, m in enumerate(messages)],
+                            choices=[Choice(message=messages[0])]
+                            if len(messages) == 1
+                            else [Choice(index=i, message=m) for i, m in enumerate(messages)],
                             done=True,
                         )
                         if state_delta:
@@ -420,11 +423,10 @@ def _waiting(session: Session) -> dict[str, str]:
 
 
 def _checked(messages: list[Message], session: Session) -> list[Message]:
-    """The run's input: one user message, or a result for every client tool call waiting (named)."""
+    """Tool results (or several messages) as a run's input: a result for every client tool call
+    waiting, each named after its call's tool."""
     if not messages:
         raise ValueError("a run needs a message, or the results of the client tool calls waiting")
-    if len(messages) == 1 and messages[0].role != "tool":
-        return messages
     waiting = _waiting(session)
     named: list[Message] = []
     for i, message in enumerate(messages):
