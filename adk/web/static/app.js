@@ -77,6 +77,8 @@ export function describe(d) {
       return ["↻", `${failed}; ${who} retries in ${d.wait.toFixed(2)} s (attempt ${d.attempt})`];
     case "fell_back":
       return ["⇄", `${failed}; ${who} falls back to ${d.to === null ? "a fallback result" : d.to.replace(":", " ")}`];
+    case "deferred":
+      return ["⏸", `${who} deferred ${target} for approval: ${d.reason}`];
     default:
       return ["?", JSON.stringify(d)];
   }
