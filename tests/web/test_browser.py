@@ -78,6 +78,20 @@ TURNS = [
     ("note usage", "model demo · N ms"),
     ("bubble assistant", "assistantIt's 24°C and cloudy in Tokyo."),
     ("note usage", "model demo · N ms"),
+    ("bubble user", "youWhat's the weather in Atlantis?"),
+    ("tool-call", '⚙ get_weather({"city":"Atlantis"})↳ {"error":"lookups for Atlantis are not allowed"}'),
+    ("note usage", "model demo · N ms"),
+    ("note decision halted", "⊘ Authorize.before_tool halted tool get_weather; it did not run"),
+    ("bubble assistant", 'assistantThe tool said: {"error":"lookups for Atlantis are not allowed"}'),
+    ("note usage", "model demo · N ms"),
+    ("bubble user", "youThanks!"),
+    (
+        "note decision fell_back",
+        "⇄ model primary failed (AuthenticationError: 401 API key revoked); "
+        "RetryThenFallback.on_model_error falls back to model backup",
+    ),
+    ("bubble assistant", "assistantYou're welcome! Come back when the weather changes."),
+    ("note usage", "model backup · N ms"),
 ]
 EVENTS = [
     *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
@@ -85,6 +99,9 @@ EVENTS = [
     *("user chat.completion", "assistant chat.completion", "assistant runner.completion"),
     *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
     *("assistant chat.completion", "assistant runner.completion"),
+    *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
+    *("assistant chat.completion", "assistant runner.completion"),
+    *("user chat.completion", "assistant chat.completion", "assistant runner.completion"),
 ]
 ATTACK = [
     ("bubble user", 'you<img src=x onerror="window.pwned=true"> hi'),
@@ -93,7 +110,7 @@ ATTACK = [
 ]
 
 
-def test_the_page_shows_a_tool_call_a_halt_and_a_retry_and_reopens_the_session(tmp_path: Path) -> None:
+def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_session(tmp_path: Path) -> None:
     node = tools()
     runner = load_runner(str(HERE / "demo_agent.py"), str(tmp_path / "sessions.sqlite3"))
     screenshot = tmp_path / "web.png"
@@ -110,7 +127,7 @@ def test_the_page_shows_a_tool_call_a_halt_and_a_retry_and_reopens_the_session(t
     assert live["session"] == f"session {session}"
     assert timeless(live["conversation"]) == TURNS
     assert live["events"] == EVENTS
-    assert json.loads(live["state"]) == {"lookups": 2}
+    assert json.loads(live["state"]) == {"lookups": 3}
 
     # An attacker's markup is text: nothing was made from it and its script did not run.
     assert timeless(attacked["conversation"]) == TURNS + ATTACK
@@ -133,7 +150,7 @@ def test_the_page_shows_a_tool_call_a_halt_and_a_retry_and_reopens_the_session(t
         "assistant runner.completion",
     ]
     assert (reopened["images"], reopened["pwned"]) == (0, False)
-    assert json.loads(reopened["state"]) == {"lookups": 2}
+    assert json.loads(reopened["state"]) == {"lookups": 3}
 
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if target := os.environ.get("ADK_WEB_SCREENSHOT"):
