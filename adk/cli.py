@@ -1,7 +1,7 @@
 """The `adk` command line: play the demo, chat with your agent, serve it over AG-UI or on a web page.
 
-    adk demo [--model openai:<name>] [--wait S] [--pace S] [--log-level LEVEL]
-    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL] [--log-level LEVEL]
+    adk demo [--model openai:<name>] [--wait S] [--pace S] [--log-level LEVEL] [--verbose]
+    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL] [--verbose] ...
     adk serve path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL] [--identity M:F] ...
     adk web path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL] [--identity M:F] ...
 
