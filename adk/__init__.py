@@ -4,6 +4,7 @@ import importlib
 import typing
 
 from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
+from adk.approvals import Approve, Pending, Reject
 from adk.callbacks import (
     AfterAgent,
     AfterModel,
@@ -24,6 +25,8 @@ from adk.callbacks import (
     Cont,
     Content,
     Decision,
+    Defer,
+    Deferred,
     ErrorResult,
     Fallback,
     FellBack,
@@ -58,6 +61,7 @@ from adk.context import (
 )
 from adk.errors import (
     AdkError,
+    ApprovalError,
     CallbackError,
     CallbackRegistrationError,
     CircuitOpenError,
@@ -104,6 +108,8 @@ __all__ = [
     "AfterTranslate",
     "AgentContext",
     "AnyCallback",
+    "ApprovalError",
+    "Approve",
     "BaseAgent",
     "BaseTool",
     "BeforeAgent",
@@ -125,6 +131,8 @@ __all__ = [
     "Cont",
     "Content",
     "Decision",
+    "Defer",
+    "Deferred",
     "ErrorInfo",
     "ErrorResult",
     "Event",
@@ -157,8 +165,10 @@ __all__ = [
     "OnUserMessage",
     "OnUserMessageResult",
     "ParallelAgent",
+    "Pending",
     "PostgresSessionService",
     "Raise",
+    "Reject",
     "Replaced",
     "Retried",
     "RetriesExhausted",

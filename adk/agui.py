@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 from adk.callbacks.chain import run_chain
 from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks
 from adk.errors import CallbackError, SessionBusyError
-from adk.events import ErrorInfo, Event, Message, ObjectType, ToolCall, new_id
+from adk.events import ErrorInfo, Event, ObjectType, ToolCall, new_id
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent, RunAgentInput
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
     from adk.events import ToolDeclaration
     from adk.runner import Runner
+    from adk.sessions.base import Session
 
 __all__ = [
     "MAX_BODY",
@@ -162,6 +163,8 @@ class AguiTranslator:
     __slots__ = (
         "_after",
         "_before",
+        "_calls",
+        "_client",
         "_continue_on_error",
         "_continue_on_response",
         "_details",
@@ -169,6 +172,7 @@ class AguiTranslator:
         "_keys",
         "_messages",
         "_open",
+        "_sent",
         "_waiting",
         "ctx",
     )
@@ -194,6 +198,13 @@ class AguiTranslator:
         self._open: dict[str, _Streaming] = {}
         self._keys: set[str] = set()
         self._waiting: list[str] = []
+        tools = ctx.input.tools if ctx.input is not None else None
+        self._client = frozenset(t.name for t in tools or ())
+        """The client's own tools: their calls that wait are the client's to answer."""
+        self._calls: dict[str, str] = {}
+        """The tool calls of this run, id -> tool name (only when the client has tools)."""
+        self._sent = {m.tool_call_id for m in self._messages if m.role == "tool"}
+        """The calls whose results the client sent: not echoed back."""
         self._done = False
 
     @property
@@ -241,11 +252,15 @@ class AguiTranslator:
                 self._tool_result(event, out)
             case ObjectType.ATTEMPT_DISCARDED:
                 self._discard(event, out)
+            case ObjectType.TOOL_PENDING if self._client:
+                self._waiting += (
+                    i for i in event.long_running_tool_ids if self._calls.get(i) in self._client
+                )
         if event.author != "user":
             self._state_delta(event, out)  # after the event's own translation, before the run's end
         if event.object == ObjectType.ERROR:
             self._end(out, event.error or ErrorInfo(type="Error", message="the run failed"))
-        elif event.object == ObjectType.RUNNER_COMPLETION:
+        elif event.object in _RUN_ENDS:
             self._end(out, None)
         return await self._after_hooks(out)
 
@@ -357,7 +372,8 @@ class AguiTranslator:
         for call_id in streaming.calls:  # streamed, but not in the complete message
             out.append(ToolCallEndEvent(tool_call_id=call_id))
             corrected = True
-        self._waiting += event.long_running_tool_ids
+        if self._client:
+            self._calls.update((c.id, c.function.name) for c in message.tool_calls)
 
         # The client's copy: the text message holds the calls attributed to it; a call attributed
         # to none is a message of its own, named by the call's id.
@@ -382,8 +398,8 @@ class AguiTranslator:
         from ag_ui.core import ToolCallResultEvent, ToolMessage
 
         message = event.message
-        if message is None or message.tool_call_id is None:
-            return
+        if message is None or message.tool_call_id is None or message.tool_call_id in self._sent:
+            return  # a result the client sent (its own tool's) is not echoed
         message_id = new_id()
         out.append(
             ToolCallResultEvent(
@@ -435,6 +451,9 @@ class AguiTranslator:
         self._open.clear()
         outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._waiting) if self._waiting else None
         out.append(RunFinishedEvent(thread_id=self.ctx.thread_id, run_id=self.ctx.run_id, outcome=outcome))
+
+
+_RUN_ENDS = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.RUNNER_PAUSED})
 
 
 def _call_start(call: ToolCall, parent: str | None) -> BaseEvent:
@@ -567,6 +586,24 @@ def _parse(body: bytes) -> tuple[RunAgentInput, str | _Results]:
     raise _BadInput(422, "messages: there is no user message to answer")
 
 
+def _answered(answer: str | _Results, session: Session | None) -> str | dict[str, str]:
+    """What the run answers: the user's text, or the results of the calls the thread waits for
+    (the client sends its whole history: results of calls not waiting are in it already)."""
+    if isinstance(answer, str):
+        return answer
+    last = session.events[-1] if session is not None and session.events else None
+    waiting = (
+        last.long_running_tool_ids if last is not None and last.object == ObjectType.RUNNER_PAUSED else ()
+    )
+    results = {call_id: content for _, call_id, content in answer if call_id in waiting}
+    if not results:
+        at, call_id, _ = answer[-1]
+        raise _BadInput(
+            422, f"messages.{at}: a result for tool call {call_id!r}, which is not waiting for one"
+        )
+    return results
+
+
 def _client_tools(run: RunAgentInput) -> tuple[ToolDeclaration, ...]:
     """The tools the client offers, as declarations for the model."""
     from adk.events import ToolDeclaration
@@ -634,9 +671,10 @@ class _Endpoint:
                 )
             user_id = await user_of(self.identity, request)
             run, answer = _parse(await _read_body(request.headers, receive, self.max_body))
-            message = await self._message(user_id, run.thread_id, answer)
+            session = await self.runner.session_service.get(user_id, run.thread_id)
+            message = _answered(answer, session)
             tools = _client_tools(run)
-            state_delta = await self._state_delta(user_id, run)
+            state_delta = self._state_delta(run, session)
         except _BadInput as e:
             await JSONResponse({"detail": e.detail}, status_code=e.status)(scope, receive, send)
             return
@@ -665,27 +703,10 @@ class _Endpoint:
         ):
             raise error  # a failure to send, not of the run (the run's failures are RUN_ERROR events)
 
-    async def _message(self, user_id: str, thread_id: str, answer: str | _Results) -> str | list[Message]:
-        """What the run answers: the user's text, or the results of the client tool calls waiting.
-
-        The client sends its whole history: results of calls that are not waiting are in it already.
-        """
-        if isinstance(answer, str):
-            return answer
-        waiting = await self.runner.waiting_tool_calls(user_id, thread_id)
-        results = [Message(role="tool", content=c, tool_call_id=i) for _, i, c in answer if i in waiting]
-        if not results:
-            at, call_id, _ = answer[-1]
-            raise _BadInput(
-                422, f"messages.{at}: a result for tool call {call_id!r}, which is not waiting for one"
-            )
-        return results
-
-    async def _state_delta(self, user_id: str, run: RunAgentInput) -> dict[str, Any]:
+    def _state_delta(self, run: RunAgentInput, session: Session | None) -> dict[str, Any]:
         """The keys of the client's state that differ from the session's (None deletes a key)."""
         if not self.client_state or not run.state:
             return {}
-        session = await self.runner.session_service.get(user_id, run.thread_id)
         state = session.state if session is not None else {}
         missing = object()
         return {k: v for k, v in run.state.items() if state.get(k, missing) != v}
@@ -693,7 +714,7 @@ class _Endpoint:
     async def _stream(
         self,
         run: RunAgentInput,
-        message: str | list[Message],
+        message: str | dict[str, str],
         user_id: str,
         state_delta: dict[str, Any],
         tools: tuple[ToolDeclaration, ...],
@@ -721,7 +742,8 @@ class _Endpoint:
             return runner.run(
                 user_id,
                 run.thread_id,
-                message,
+                message if isinstance(message, str) else None,
+                tool_results=None if isinstance(message, str) else message,
                 stream=True,
                 invocation_id=run.run_id,
                 state_delta=state_delta,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, assert_never
 
-from adk.callbacks.decisions import FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import Deferred, FellBack, Halted, Replaced, Retried
 from adk.callbacks.results import Cont, Raise
 from adk.context import AgentContext, ModelContext, ToolContext
 
@@ -71,6 +71,8 @@ class AuditLog:
                     if decision.to is not None:
                         fields["to"] = decision.to
                     fields["error"] = decision.error
+                case Deferred():
+                    fields |= {"call_id": decision.call_id, "reason": decision.reason}
                 case Halted() | Replaced():
                     pass
                 case unreachable:

@@ -31,7 +31,7 @@ from typing import Any, TextIO, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.agui import MAX_BODY, is_loopback
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
 from adk.callbacks.results import Raise
 from adk.context import ModelContext
 from adk.errors import AdkError, CliError, ModelConnectionError
@@ -139,6 +139,8 @@ class Display:
                     failed = f"{target} failed ({decision.error}: {decision.message})"
                     instead = "a fallback result" if to is None else to.replace(":", " ", 1)
                     self._note("⇄", f"{failed}; {who} falls back to {instead}", "33")
+                case Deferred(reason=reason):
+                    self._note("⏸", f"{who} deferred {target} for approval: {reason}", "35")
                 case unreachable:
                     assert_never(unreachable)
 

@@ -8,7 +8,7 @@ mutable objects reached through the context.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from adk.callbacks.registry import Callbacks
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
+    from adk.approvals import Answer
     from adk.events import Event, Message, ToolDeclaration
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
@@ -39,6 +40,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _MISSING: Any = object()
+_NO_ANSWERS: Mapping[str, Answer] = {}
 
 
 class State(MutableMapping[str, Any]):
@@ -117,6 +119,7 @@ class Invocation:
         "_run_callbacks",
         "_tool_retries",
         "_values",
+        "answers",
         "client_tools",
         "ended",
         "escalated",
@@ -126,6 +129,7 @@ class Invocation:
         "session",
         "state",
         "stream",
+        "waiting",
     )
 
     def __init__(
@@ -138,7 +142,6 @@ class Invocation:
         run_callbacks: Callbacks | None = None,
         stream: bool = False,
         retry_policy: RetryPolicy | None = None,
-        client_tools: tuple[ToolDeclaration, ...] = (),
     ) -> None:
         self.invocation_id = invocation_id
         self.session = session
@@ -146,8 +149,8 @@ class Invocation:
         self.state = State(session.state)
         self.stream = stream
         """Whether models are asked to stream (partial events with text deltas)."""
-        self.client_tools = client_tools
-        """Tools the caller runs: offered to models; a call to one ends the run, waiting for its result."""
+        self.client_tools: tuple[ToolDeclaration, ...] = ()
+        """Tools the caller runs: offered to models; a call to one waits for the caller's result."""
         self.ended = False
         self.escalated = False
         """Set by `escalate()`; the next event carries `actions.escalate` and ends a `LoopAgent`."""
@@ -164,6 +167,10 @@ class Invocation:
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
+        self.answers: Mapping[str, Answer] = _NO_ANSWERS
+        """When resuming a paused invocation: the application's answer to each waiting call."""
+        self.waiting: list[str] = []
+        """The ids of the tool calls this run left waiting (for approval, or a pending result)."""
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
@@ -294,6 +301,8 @@ class ToolContext(_Context):
     args: dict[str, Any]
     tool_call_id: str
     attempt: int = 1
+    approved: bool = False
+    """True when a person approved this call (docs/approvals.md): a `Defer` then goes on as `Cont`."""
 
 
 @dataclass(frozen=True, slots=True)

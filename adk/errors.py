@@ -4,15 +4,20 @@ AdkError
  ├── CallbackError             a hook raised, or answered what its hook may not (docs/callbacks.md)
  ├── CallbackRegistrationError an object is not a usable callback (also a TypeError)
  ├── SessionBusyError          a run on a session that another run (in any process) holds
+ ├── ApprovalError             answers for a session with nothing waiting, or for calls not waiting
  ├── StaleSessionError         an append from a copy of a session that missed stored events
  ├── MaxIterationsExceeded     the model still asked for tools after an agent's max_iterations
  ├── ScriptError               a ScriptedModel was called more or fewer times than scripted
  │                             (also an AssertionError)
  ├── CliError                  a command of `adk` failed: reported as one line, exit status 1
+ ├── McpServerError            an MCP server could not be reached or listed (names the server)
  ├── ToolError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
- │    └── ToolRetry            raised by a tool: ask the model to correct its call
+ │    ├── ToolRetry            raised by a tool: ask the model to correct its call
+ │    ├── McpToolError         an MCP tool answered with isError
+ │    └── McpConnectionError   the connection to an MCP server dropped during a call (transient;
+ │                             also a ConnectionError)
  ├── RetriesExhausted          the retry policy said stop; carries the attempts and last error
  └── ModelError                a model call failed; `transient` says if retrying may help
       ├── RateLimitError       429; `retry_after` from the server          (transient)
@@ -33,6 +38,7 @@ E = TypeVar("E", bound=BaseException)
 
 __all__ = [
     "AdkError",
+    "ApprovalError",
     "AuthenticationError",
     "BadRequestError",
     "CallbackError",
@@ -42,6 +48,9 @@ __all__ = [
     "ModelConnectionError",
     "ModelError",
     "MaxIterationsExceeded",
+    "McpConnectionError",
+    "McpServerError",
+    "McpToolError",
     "ModelTimeoutError",
     "RateLimitError",
     "RetriesExhausted",
@@ -84,6 +93,10 @@ class SessionBusyError(AdkError):
     """A run was started on a session that another run, in this process or another, still holds."""
 
 
+class ApprovalError(AdkError, ValueError):
+    """`approvals` or `tool_results` that do not answer what the session's paused run waits for."""
+
+
 class StaleSessionError(AdkError):
     """An append did not follow the last stored event: another writer appended in between."""
 
@@ -119,6 +132,18 @@ class ToolArgumentsError(ToolError):
 
 class ToolRetry(ToolError):
     """Raised by a tool to ask the model to correct its call; the model sees the message."""
+
+
+class McpServerError(AdkError):
+    """An MCP server could not be reached or listed: the message names the server."""
+
+
+class McpToolError(ToolError):
+    """An MCP tool answered with `isError`: the message is the server's."""
+
+
+class McpConnectionError(ToolError, ConnectionError):
+    """The connection to an MCP server dropped during a call (transient: the next call reconnects)."""
 
 
 class RetriesExhausted(AdkError):

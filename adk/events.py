@@ -60,6 +60,12 @@ class ObjectType:
     """A model attempt failed and a callback recovered: its `decisions` say how, as it happens."""
     ATTEMPT_DISCARDED = "attempt.discarded"
     """A streamed attempt whose partial output went out was discarded: roll it back."""
+    APPROVAL_REQUEST = "tool.approval_request"
+    """A tool call waits for a person's approval: its `Deferred` decision names the call and why."""
+    TOOL_PENDING = "tool.pending"
+    """A long-running tool returned a `Pending` handle: the call waits for its result."""
+    RUNNER_PAUSED = "runner.paused"
+    """The run ended with calls waiting (`long_running_tool_ids`); answering them resumes it."""
 
 
 _ADAPTERS: dict[type, Any] = {}

@@ -28,7 +28,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from adk.callbacks.chain import run_on_error
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried, carry
+from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried, carry
 from adk.callbacks.registry import Callbacks, HookName, decided_by
 from adk.callbacks.results import Cont, Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
@@ -386,7 +386,7 @@ def _log_decision(decision: Decision, ctx: ModelContext | ToolContext) -> None:
         case FellBack():
             action, more = "fallback", {}
             text = f"a fallback result stands in for {kind} {name!r}"
-        case Halted() | Replaced():
+        case Halted() | Replaced() | Deferred():
             return
         case unreachable:
             assert_never(unreachable)

@@ -7,16 +7,17 @@ import logging
 import math
 import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
+from adk.approvals import Answer, Approve, Reject, ToolResult
 from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import CallbackError, SessionBusyError, where
+from adk.errors import ApprovalError, CallbackError, SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
@@ -27,8 +28,11 @@ __all__ = ["Runner"]
 log = logging.getLogger(__name__)
 
 _NO_CALLBACKS = Callbacks((), {})
-_ENDED = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.ERROR})
-"""The objects of the event that ends an invocation: nothing after it is left to resume."""
+_Extras: TypeAlias = "tuple[dict[str, Any] | None, tuple[ToolDeclaration, ...]]"
+"""What a caller may bring to a run beside its message: a state delta, client tools."""
+_ENDED = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.ERROR, ObjectType.RUNNER_PAUSED})
+"""The objects of the event that ends an invocation: nothing after it is left to resume (a paused
+one resumes only when its waiting calls are answered)."""
 
 
 class _Claim:
@@ -53,11 +57,60 @@ def _unfinished(session: Session) -> tuple[str, Message] | None:
     last = session.events[-1] if session.events else None
     if last is None or last.object in _ENDED:
         return None
-    invocation_id = last.invocation_id
+    return last.invocation_id, _user_message(session, last.invocation_id)
+
+
+def _user_message(session: Session, invocation_id: str) -> Message:
     for event in session.events:
         if event.invocation_id == invocation_id and event.author == "user" and event.message:
-            return invocation_id, event.message
-    return invocation_id, Message.user("")
+            return event.message
+    return Message.user("")
+
+
+def _answers(
+    session: Session, approvals: Mapping[str, Answer], results: Mapping[str, Any]
+) -> tuple[str, dict[str, Answer]]:
+    """The paused invocation of `session` and the answer to each of its waiting calls.
+
+    Raises `ApprovalError`, naming the session and the calls, unless the answers cover exactly
+    the calls that wait: approvals for those waiting for approval, results for pending ones.
+    """
+    where = f"session {session.id!r} of user {session.user_id!r}"
+    last = session.events[-1] if session.events else None
+    given = ", ".join(repr(i) for i in [*approvals, *results])
+    if last is None or last.object != ObjectType.RUNNER_PAUSED:
+        raise ApprovalError(f"{where} has no paused run: no call waits, so {given} cannot be answered")
+    kinds = {
+        i: e.object
+        for e in session.events
+        if e.invocation_id == last.invocation_id and e.object != ObjectType.RUNNER_PAUSED
+        for i in e.long_running_tool_ids
+    }
+    waiting = ", ".join(repr(i) for i in kinds)
+    answers: dict[str, Answer] = {}
+    for ids, kind, what in (
+        (approvals, ObjectType.APPROVAL_REQUEST, "approval"),
+        (results, ObjectType.TOOL_PENDING, "a result"),
+    ):
+        for call_id in ids:
+            if kinds.get(call_id) != kind:
+                raise ApprovalError(
+                    f"call {call_id!r} is not waiting for {what} in {where} (waiting: {waiting})"
+                )
+    for call_id, answer in approvals.items():
+        if not isinstance(answer, Approve | Reject):
+            raise ApprovalError(
+                f"approvals[{call_id!r}] for {where} must be Approve() or Reject(reason), "
+                f"not {type(answer).__name__}"
+            )
+        answers[call_id] = answer
+    answers.update((call_id, ToolResult(value)) for call_id, value in results.items())
+    missing = [i for i in kinds if i not in answers]
+    if missing:
+        raise ApprovalError(
+            f"{where} waits for answers to every paused call; missing: {', '.join(map(repr, missing))}"
+        )
+    return last.invocation_id, answers
 
 
 class _StoreFailed(Exception):
@@ -126,15 +179,22 @@ class Runner:
         self,
         user_id: str,
         session_id: str,
-        message: str | Message | Sequence[Message],
+        message: str | Message | None = None,
         *,
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        approvals: Mapping[str, Answer] | None = None,
+        tool_results: Mapping[str, Any] | None = None,
         state_delta: Mapping[str, Any] | None = None,
         client_tools: Sequence[ToolDeclaration] = (),
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message`, yielding every event as it happens.
+
+        Or, with no message, answer the calls a paused run left waiting (docs/approvals.md):
+        `approvals={call_id: Approve() | Reject(reason)}`, `tool_results={call_id: value}`; the
+        same invocation resumes. Answers that do not cover exactly the waiting calls raise
+        `ApprovalError` when iterated, and change nothing.
 
         Complete events are stored in the session before they are yielded; partial (streamed)
         ones are only yielded. An error that ends the run, a store failure included, is yielded
@@ -144,30 +204,23 @@ class Runner:
         exhausted, closed nor dropped, in this process or another sharing the store) raises
         `SessionBusyError`.
 
-        `state_delta` is the caller's own change to session state, stored with the message.
-        `client_tools` are tools the caller runs itself: the model is offered them, and a call to
-        one ends the run with the call waiting (its id in the response event's
-        `long_running_tool_ids`, listed by `waiting_tool_calls`). The next run answers every
-        waiting call: its `message` is their results, `Message(role="tool", ...)` each.
+        `state_delta` is the caller's own change to session state, stored first. `client_tools`
+        are tools the caller runs itself (a browser's): the model is offered them beside the
+        agent's own, and a call to one waits, like a long-running tool's, for its result in
+        `tool_results`.
         """
-        if isinstance(message, str):
+        answers = None
+        if approvals is not None or tool_results is not None:
+            if message is not None:
+                raise ValueError("runner.run: give a message, or approvals / tool_results, not both")
+            answers = (approvals or {}, tool_results or {})
+        elif message is None:
+            raise ValueError("runner.run: give a message, or approvals / tool_results to resume a paused run")
+        elif isinstance(message, str):
             message = Message.user(message)
-        messages = [message] if isinstance(message, Message) else list(message)
-        return self._start(
-            user_id,
-            session_id,
-            messages,
-            callbacks,
-            stream,
-            invocation_id,
-            dict(state_delta) if state_delta else None,
-            tuple(client_tools),
-        )
-
-    async def waiting_tool_calls(self, user_id: str, session_id: str) -> dict[str, str]:
-        """The client tool calls the session's last run left waiting for results: id -> tool name."""
-        session = await self.session_service.get(user_id, session_id)
-        return {} if session is None else _waiting(session)
+        delta = dict(state_delta) if state_delta else None
+        extras = (delta, tuple(client_tools)) if delta or client_tools else None
+        return self._start(user_id, session_id, message, callbacks, stream, invocation_id, answers, extras)
 
     def resume(
         self,
@@ -184,32 +237,24 @@ class Runner:
         is told its effect is unknown), an interrupted model call is made again. A session whose
         last invocation ended (or that has none) yields nothing.
         """
-        return self._start(user_id, session_id, None, callbacks, stream, None, None, ())
+        return self._start(user_id, session_id, None, callbacks, stream, None, None, None)
 
     def _start(
         self,
         user_id: str,
         session_id: str,
-        messages: list[Message] | None,
+        message: Message | None,
         callbacks: Iterable[AnyCallback] | Callbacks,
         stream: bool,
         invocation_id: str | None,
-        state_delta: dict[str, Any] | None,
-        client_tools: tuple[ToolDeclaration, ...],
+        answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
+        extras: _Extras | None,
     ) -> AsyncGenerator[Event, None]:
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
         claim = _Claim()
-        events = self._run(
-            claim,
-            (user_id, session_id),
-            messages,
-            run_callbacks,
-            stream,
-            invocation_id,
-            state_delta,
-            client_tools,
-        )
+        key = (user_id, session_id)
+        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, answers, extras)
         claim.run = weakref.ref(events)
         return events
 
@@ -217,14 +262,14 @@ class Runner:
         self,
         claim: _Claim,
         key: tuple[str, str],
-        messages: list[Message] | None,
+        message: Message | None,
         callbacks: Callbacks,
         stream: bool,
         invocation_id: str | None,
-        state_delta: dict[str, Any] | None,
-        client_tools: tuple[ToolDeclaration, ...],
+        answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
+        extras: _Extras | None,
     ) -> AsyncGenerator[Event, None]:
-        """The run: take the session's lease, run the agent (or resume, with no `messages`), release."""
+        """The run: take the session's lease, run the agent (or resume, with no `message`), release."""
         active = self._active.get(key)
         if active is not None and not active.ended and active.run() is not None:
             raise busy(*key)
@@ -242,28 +287,33 @@ class Runner:
             except Exception as error:
                 yield Event.from_error(invocation_id or new_id(), author, error, where="store")
                 return
-            if messages is None:
+            answered: dict[str, Answer] = {}
+            if answers is not None:
+                invocation_id, answered = _answers(session, *answers)
+                message = _user_message(session, invocation_id)
+                RESUMING[invocation_id] = set()
+            elif message is None:
                 found = _unfinished(session)
                 if found is None:
                     return
                 invocation_id, message = found
-                messages = [message]
                 RESUMING[invocation_id] = set()
-            else:
-                if len(messages) != 1 or messages[0].role == "tool":
-                    messages = _checked(messages, session)
             if math.isfinite(store.lease_ttl):
                 renewal = _Renewal(store, session)
             invocation = Invocation(
                 invocation_id or new_id(),
                 session,
-                messages[0],
+                message,
                 runner_callbacks=self.callbacks,
                 run_callbacks=callbacks,
                 stream=stream,
                 retry_policy=self.retry_policy,
-                client_tools=client_tools,
             )
+            state_delta = None
+            if extras is not None:
+                state_delta, invocation.client_tools = extras
+            if answered:
+                invocation.answers = answered
             inv_id = invocation.invocation_id
             state = invocation.state
             held = session
@@ -287,16 +337,13 @@ class Runner:
                 try:
                     first = None
                     if inv_id not in RESUMING:
-                        first = Event.new(
-                            inv_id,
-                            "user",
-                            choices=[Choice(message=messages[0])]
-                            if len(messages) == 1
-                            else [Choice(index=i, message=m) for i, m in enumerate(messages)],
-                            done=True,
-                        )
+                        first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
                         if state_delta:
                             first.actions.state_delta = state_delta
+                    elif state_delta:  # answers resume a paused run: the caller's change goes first
+                        change = Event.state_update(inv_id, "user", state_delta)
+                        await save(change)
+                        yield change
                     if first is not None and hooks is None:  # else the hooks yield it
                         await save(first)
                         yield first
@@ -336,8 +383,18 @@ class Runner:
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
-                        # Stored too: it tells a later resume() that this invocation is finished.
-                        done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                        # Stored too: it tells a later resume() that this invocation is finished, or
+                        # paused with calls waiting for answers.
+                        if invocation.waiting:
+                            done = Event.new(
+                                inv_id,
+                                author,
+                                object=ObjectType.RUNNER_PAUSED,
+                                long_running_tool_ids=invocation.waiting,
+                                done=True,
+                            )
+                        else:
+                            done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
                         if hooks is not None:
                             done = await hooks.on_event(done)
                         await save(done)
@@ -383,11 +440,26 @@ class Runner:
             if self._active.get(key) is claim and (released or not claim.ended):
                 del self._active[key]
 
+    async def close(self) -> None:
+        """Close what the agents' toolsets hold (MCP connections and server processes)."""
+        agents = [self.agent]
+        while agents:
+            agent = agents.pop()
+            agents.extend(agent.sub_agents)
+            for toolset in getattr(agent, "toolsets", ()):
+                await toolset.close()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     def run_sync(
         self,
         user_id: str,
         session_id: str,
-        message: str | Message | Sequence[Message],
+        message: str | Message,
         *,
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
@@ -402,42 +474,3 @@ class Runner:
             return [e async for e in events]
 
         return asyncio.run(collect())
-
-
-def _waiting(session: Session) -> dict[str, str]:
-    """The client tool calls left without a result since the session's last user message."""
-    waiting: dict[str, str] = {}
-    for event in session.events:
-        for choice in event.choices:
-            message = choice.message
-            if message is None:
-                continue
-            if message.role == "user":
-                waiting.clear()  # a new message leaves earlier calls unanswered for good
-            elif message.role == "tool":
-                waiting.pop(message.tool_call_id or "", None)
-            elif event.long_running_tool_ids:
-                deferred = event.long_running_tool_ids
-                waiting.update((c.id, c.function.name) for c in message.tool_calls if c.id in deferred)
-    return waiting
-
-
-def _checked(messages: list[Message], session: Session) -> list[Message]:
-    """Tool results (or several messages) as a run's input: a result for every client tool call
-    waiting, each named after its call's tool."""
-    if not messages:
-        raise ValueError("a run needs a message, or the results of the client tool calls waiting")
-    waiting = _waiting(session)
-    named: list[Message] = []
-    for i, message in enumerate(messages):
-        call = message.tool_call_id or ""
-        if message.role != "tool" or call not in waiting:
-            what = f"a {message.role} message" if message.role != "tool" else f"a result for call {call!r}"
-            raise ValueError(
-                f"message {i}: {what}, but a run's input is one message or the results of the client "
-                f"tool calls waiting in session {session.id!r} ({', '.join(waiting) or 'none'})"
-            )
-        named.append(message.model_copy(update={"name": waiting.pop(call)}))
-    if waiting:
-        raise ValueError(f"no result given for the client tool call(s) waiting: {', '.join(waiting)}")
-    return named

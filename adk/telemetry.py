@@ -32,7 +32,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("adk.telemetry needs OpenTelemetry: pip install 'adk[otel]'") from e
 
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
 from adk.callbacks.results import Cont, Raise
 from adk.events import ErrorInfo, Event, ObjectType
 
@@ -88,6 +88,8 @@ def _record(span: Span, decision: Decision) -> None:
             attributes["adk.error"] = decision.error
             if decision.to is not None:
                 attributes["adk.to"] = decision.to
+        case Deferred():
+            attributes |= {"adk.call_id": decision.call_id, "adk.reason": decision.reason}
         case unreachable:
             assert_never(unreachable)
     span.add_event("adk.decision", attributes)

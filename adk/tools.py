@@ -13,7 +13,7 @@ import functools
 import inspect
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Generic, NotRequired, ParamSpec, TypeVar, get_args, get_origin, overload
 
 from pydantic import (
@@ -35,7 +35,7 @@ from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
 from adk.events import ToolDeclaration
 
-__all__ = ["BaseTool", "FunctionTool", "parse_arguments", "result_to_text", "tool"]
+__all__ = ["BaseTool", "FunctionTool", "Toolset", "parse_arguments", "result_to_text", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,6 +54,8 @@ class BaseTool(ABC):
     """An idempotent tool may be re-run by the default retry policy after a transient failure."""
     max_retries: int = 2
     """How many times the tool may raise `ToolRetry` in one invocation before it is an error."""
+    requires_approval: bool = False
+    """Every call waits for a person's approval before it runs (docs/approvals.md)."""
 
     @property
     @abstractmethod
@@ -67,6 +69,19 @@ class BaseTool(ABC):
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Run the tool with validated `args`."""
+
+
+class Toolset(ABC):
+    """Tools known only at run time (an MCP server's): an agent lists them before each model call."""
+
+    name: str
+
+    @abstractmethod
+    async def get_tools(self) -> Sequence[BaseTool]:
+        """The tools now; raise (naming the source) when they cannot be had: the agent goes on without."""
+
+    async def close(self) -> None:  # noqa: B027  # optional: most toolsets hold nothing
+        """Release what the tools hold (connections, processes); `Runner.close()` calls it."""
 
 
 class FunctionTool(BaseTool, Generic[P, R]):
@@ -86,6 +101,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         description: str | None = None,
         idempotent: bool = False,
         max_retries: int = 2,
+        requires_approval: bool = False,
     ) -> None:
         self.fn = fn
         self.name = name if name is not None else _name_of(fn)
@@ -99,6 +115,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.description = description if description is not None else summary
         self.idempotent = idempotent
         self.max_retries = max_retries
+        self.requires_approval = requires_approval
         self._call: Callable[..., Any] = fn
         self._is_async = is_async(fn)
         adapter, schema, self._params, self._ctx_param = _arguments_adapter(self.name, fn, param_docs)
@@ -153,6 +170,7 @@ def tool(
     description: str | None = None,
     idempotent: bool = False,
     max_retries: int = 2,
+    requires_approval: bool = False,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
     fn: Callable[P, R] | None = None,
@@ -162,12 +180,18 @@ def tool(
     description: str | None = None,
     idempotent: bool = False,
     max_retries: int = 2,
+    requires_approval: bool = False,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
-    """Make a `FunctionTool` of the decorated function: `@tool` or `@tool(idempotent=True)`."""
+    """Make a `FunctionTool` of the decorated function: `@tool` or `@tool(requires_approval=True)`."""
 
     def wrap(fn: Callable[P, R]) -> FunctionTool[P, R]:
         return FunctionTool(
-            fn, name=name, description=description, idempotent=idempotent, max_retries=max_retries
+            fn,
+            name=name,
+            description=description,
+            idempotent=idempotent,
+            max_retries=max_retries,
+            requires_approval=requires_approval,
         )
 
     return wrap if fn is None else wrap(fn)

@@ -12,6 +12,7 @@ from examples import (
     caching,
     callbacks_module,
     guardrail,
+    payments,
     redaction,
     retry_fallback,
     timing,
@@ -53,6 +54,16 @@ def test_tool_auth(capsys: pytest.CaptureFixture[str]) -> None:
     assert tool_auth.main() == [
         'Tool said: {"error":"delete_user needs the admin role; you are viewer"}',
         "Tool said: deleted carol",
+    ]
+
+
+def test_payments_large_transfers_wait_for_approval(capsys: pytest.CaptureFixture[str]) -> None:
+    assert asyncio.run(payments.main()) == [
+        "assistant: Bank said: sent 50 € to ana",
+        "waits: call-bo {'to': 'bo', 'amount': 5000} (transfers over 1000 € need approval)",
+        "assistant: Bank said: sent 5000 € to bo",
+        "waits: call-cy {'to': 'cy', 'amount': 9000} (transfers over 1000 € need approval)",
+        "assistant: Bank said: Rejected: not on a Sunday",
     ]
 
 

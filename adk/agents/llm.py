@@ -7,16 +7,19 @@ inside (retried as the `on_*_error` chain and the `RetryPolicy` decide), `after_
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING, finish_calls, pending_calls
+from adk.approvals import Answer, Approve, Pending, Reject, ToolResult
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Halted, Replaced
+from adk.callbacks.decisions import Deferred, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks, decided_by
-from adk.callbacks.results import Cont, Fallback, Halt, Retry
+from adk.callbacks.results import Cont, Defer, Fallback, Halt, Retry
 from adk.context import AgentContext, ModelContext, ToolContext, _current_tool_call_id
 from adk.errors import (
     MaxIterationsExceeded,
@@ -27,15 +30,14 @@ from adk.errors import (
     locate,
     where,
 )
-from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
+from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
-from adk.tools import BaseTool, FunctionTool, parse_arguments, result_to_text
+from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
 
-
-_NONE: frozenset[str] = frozenset()
+log = logging.getLogger(__name__)
 
 
 class _MissingTool(BaseTool):
@@ -56,6 +58,23 @@ class _MissingTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         raise self.error()
+
+
+class _ClientTool(BaseTool):
+    """A tool the caller runs (a browser's): its calls wait, like a long-running tool's, for the
+    caller's result in `tool_results`."""
+
+    def __init__(self, declaration: ToolDeclaration) -> None:
+        self.name = declaration.name
+        self.description = declaration.description
+        self._declaration = declaration
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return self._declaration
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Pending:
+        return Pending()
 
 
 async def _close(stream: AsyncIterator[LlmResponse]) -> None:
@@ -80,7 +99,7 @@ class LlmAgent(BaseAgent):
         *,
         model: Model,
         instruction: str = "",
-        tools: Sequence[BaseTool | Callable[..., Any]] = (),
+        tools: Sequence[BaseTool | Toolset | Callable[..., Any]] = (),
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         max_iterations: int = 10,
         retry_policy: RetryPolicy | None = None,
@@ -91,8 +110,12 @@ class LlmAgent(BaseAgent):
             raise ValueError(f"agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
         self.model = model
         self.instruction = instruction
-        made = [t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools]
-        self.tools = {t.name: t for t in made}
+        self.toolsets = [t for t in tools if isinstance(t, Toolset)]
+        """Sources of tools listed before each model call (`adk.mcp.McpToolset`)."""
+        made = [
+            t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools if not isinstance(t, Toolset)
+        ]
+        self._own_tools = self.tools = {t.name: t for t in made}
         if len(self.tools) != len(made):
             raise ValueError(f"agent {name!r} has two tools with the same name")
         self.max_iterations = max_iterations
@@ -116,31 +139,33 @@ class LlmAgent(BaseAgent):
         history = ctx.invocation.session.history(ctx.branch)
         known = len(history)
         turn: list[Message] = []
-        declarations, client = self._declarations, _NONE
-        if invocation.client_tools:
-            client = frozenset(t.name for t in invocation.client_tools)
-            if clash := sorted(client.intersection(self.tools)):
-                raise ValueError(
-                    f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
-                )
-            declarations = [*declarations, *invocation.client_tools]
+        client = invocation.client_tools
+        if client and (clash := sorted({t.name for t in client}.intersection(self.tools))):
+            raise ValueError(
+                f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
+            )
         if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
             pending = pending_calls(ctx)
             if pending is None:
                 return
             finished = await finish_calls(
-                ctx, pending, self.tools, lambda call: self._call_tool(ctx, call, recovery, policy)
+                ctx, pending, self.tools, lambda c, answer: self._call_tool(ctx, c, recovery, policy, answer)
             )
             for result in finished:
                 yield result
                 turn.extend(c.message for c in result.choices if c.message is not None)
+            if _waits(finished):
+                invocation.end_invocation()
+                return
         for _ in range(self.max_iterations):
             if invocation.ended:
                 return
+            if self.toolsets:
+                await self._list_tools()
             request = LlmRequest(
                 instruction=self.instruction,
                 messages=history[:known] + turn,
-                tools=declarations,
+                tools=[*self._declarations, *client] if client else self._declarations,
                 stream=invocation.stream,
             )
             response: Event | None = None
@@ -149,10 +174,6 @@ class LlmAgent(BaseAgent):
                 async for event in envelope:
                     if not event.is_partial:
                         response = event
-                        if client and (
-                            waiting := [c.id for c in event.tool_calls if c.function.name in client]
-                        ):
-                            event.long_running_tool_ids = waiting
                     yield event
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
@@ -160,22 +181,33 @@ class LlmAgent(BaseAgent):
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
                 turn.append(response.message)
-            calls, waiting = response.tool_calls, response.long_running_tool_ids
-            if waiting:
-                calls = tuple(c for c in calls if c.id not in waiting)
-            if calls:
-                results = await self._call_tools(ctx, calls, recovery, policy)
-                for result in results:
-                    yield result
-                    turn.extend(c.message for c in result.choices if c.message is not None)
-            if waiting:
-                invocation.end_invocation()  # the client runs its tools, and answers in the next run
-                return
+            calls = response.tool_calls
             if not calls:
+                return
+            results = await self._call_tools(ctx, calls, recovery, policy)
+            for result in results:
+                yield result
+                turn.extend(c.message for c in result.choices if c.message is not None)
+            if _waits(results):  # a call waits for a person or a result: the run pauses here
+                invocation.end_invocation()
                 return
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
         )
+
+    async def _list_tools(self) -> None:
+        """The agent's own tools and its toolsets' now; a toolset that fails is left out, with a warning."""
+        tools = dict(self._own_tools)
+        for toolset in self.toolsets:
+            try:
+                listed = await toolset.get_tools()
+            except Exception as e:
+                log.warning("agent %r goes on without the tools of %r: %s", self.name, toolset.name, e)
+                continue
+            for t in listed:
+                tools.setdefault(t.name, t)
+        self.tools = tools
+        self._declarations = [t.declaration for t in tools.values()]
 
     async def _call_model(
         self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
@@ -292,16 +324,37 @@ class LlmAgent(BaseAgent):
             raise
 
     async def _call_tool(
-        self, ctx: AgentContext, call: ToolCall, hooks: Callbacks, policy: RetryPolicy
+        self,
+        ctx: AgentContext,
+        call: ToolCall,
+        hooks: Callbacks,
+        policy: RetryPolicy,
+        answer: Answer | None = None,
     ) -> Event:
-        """One tool envelope, ending in a `tool.response` event (a result or an error for the model)."""
+        """One tool envelope, ending in a `tool.response` event (a result or an error for the model).
+
+        Or in a waiting event, when the call is deferred or its tool returns `Pending`. `answer`
+        resumes a call that waited: approved, it runs; rejected or given its result, it does not.
+        """
         token = _current_tool_call_id.set(call.id)
         name = call.function.name
-        tool, args, error = self._prepare(call)
+        tool, args, error = self._prepare(call, ctx.invocation.client_tools)
         tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)
         attempts = policy.attempts()
         try:
-            result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
+            match answer:
+                case None | Approve():
+                    if answer is not None:
+                        tctx = dataclasses.replace(tctx, approved=True)
+                    result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
+                    if type(result) is Defer or type(result) is Pending:
+                        return self._waiting(ctx, call, result, attempts)
+                case Reject(reason=reason):
+                    result = f"Rejected: {reason}" if reason else "Rejected"
+                case ToolResult(value=result):
+                    pass
+                case unreachable:
+                    assert_never(unreachable)
             if hooks.get("after_tool"):
                 replaced: list[object] = []
                 result = await run_after(hooks, "after_tool", result, tctx, deciders=replaced)
@@ -326,10 +379,27 @@ class LlmAgent(BaseAgent):
             event.decisions = tuple(decisions)
         return event
 
-    def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
+    def _waiting(self, ctx: AgentContext, call: ToolCall, why: Defer | Pending, attempts: Attempts) -> Event:
+        """The event of a call left waiting: for approval (its `Deferred` decision says why), or a result."""
+        ctx.invocation.waiting.append(call.id)
+        decisions = attempts.decisions
+        return Event.new(
+            ctx.invocation_id,
+            self.name,
+            branch=ctx.branch,
+            object=ObjectType.APPROVAL_REQUEST if type(why) is Defer else ObjectType.TOOL_PENDING,
+            long_running_tool_ids=[call.id],
+            decisions=() if decisions is None else tuple(decisions),
+        )
+
+    def _prepare(
+        self, call: ToolCall, client: tuple[ToolDeclaration, ...]
+    ) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
         name = call.function.name
         tool = self.tools.get(name)
+        if tool is None and client:
+            tool = next((_ClientTool(d) for d in client if d.name == name), None)
         if tool is None:
             missing = _MissingTool(name, self.tools)
             return missing, {}, missing.error()
@@ -372,10 +442,15 @@ class LlmAgent(BaseAgent):
                             by = decided_by(deciders[0], "before_tool")
                             attempts.decided(Halted(by, f"tool:{tctx.tool.name}"))
                             return value, tctx
+                        case Defer():
+                            return _defer(attempts, tctx, decided_by(deciders[0], "before_tool"), checked)
                         case Cont(ctx=tctx):
                             passed = (tctx.tool, _snapshot(tctx.args))
                         case unreachable:
                             assert_never(unreachable)
+                if tctx.tool.requires_approval and not tctx.approved:
+                    why = Defer(f"tool {tctx.tool.name!r} requires approval")
+                    return _defer(attempts, tctx, f"tool:{tctx.tool.name}", why)
                 try:
                     args = tctx.tool.validate(tctx.args)
                     return await tctx.tool.run(args, tctx), tctx
@@ -391,6 +466,17 @@ class LlmAgent(BaseAgent):
                     error = None
                 case other:
                     assert_never(other)
+
+
+def _defer(attempts: Attempts, tctx: ToolContext, by: str, why: Defer) -> tuple[Defer, ToolContext]:
+    target = f"tool:{tctx.tool.name}"
+    attempts.decided(Deferred(by, target, tctx.tool_call_id, _snapshot(tctx.args), why.reason))
+    return why, tctx
+
+
+def _waits(results: Iterable[Event]) -> bool:
+    """Whether any of a batch's results is a call left waiting."""
+    return any(r.long_running_tool_ids for r in results)
 
 
 def _snapshot(value: Any) -> Any:

@@ -5,6 +5,9 @@ events end the invocation's stored events there picks up where they stop: tool c
 no stored result are finished (re-run if the tool is idempotent, else answered with an error
 saying the call was interrupted), then the loop goes on with the next model call. An agent
 that an other agent followed on its branch is skipped; one that had not started runs as usual.
+
+A paused invocation (docs/approvals.md) resumes the same way: its waiting calls have no stored
+result, and the application's answers (`Invocation.answers`) say what becomes of each.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
 
 if TYPE_CHECKING:
+    from adk.approvals import Answer
     from adk.context import AgentContext
     from adk.tools import BaseTool
 
@@ -37,7 +41,9 @@ def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
     mine = [
         e
         for e in ctx.invocation.session.events
-        if e.invocation_id == ctx.invocation_id and e.branch == branch
+        if e.invocation_id == ctx.invocation_id
+        and e.branch == branch
+        and e.object != ObjectType.RUNNER_PAUSED
     ]
     name = ctx.agent.name
     if not any(e.author == name for e in mine):
@@ -63,15 +69,18 @@ async def finish_calls(
     ctx: AgentContext,
     calls: list[ToolCall],
     tools: Mapping[str, BaseTool],
-    run: Callable[[ToolCall], Awaitable[Event]],
+    run: Callable[[ToolCall, Answer | None], Awaitable[Event]],
 ) -> list[Event]:
-    """The results of `calls` that were interrupted: re-run where idempotent, else an error result."""
+    """The results of `calls` that were interrupted (re-run where idempotent, else an error result)
+    or answered (an approval or a pending result)."""
     results = []
+    answers = ctx.invocation.answers
     for call in calls:
         name = call.function.name
         tool = tools.get(name)
-        if tool is not None and tool.idempotent:
-            results.append(await run(call))
+        answer = answers.get(call.id)
+        if answer is not None or (tool is not None and tool.idempotent):
+            results.append(await run(call, answer))
             continue
         text = (
             f"Error: the call to tool {name!r} was interrupted (its worker stopped) before its result"

@@ -2,7 +2,7 @@
 
 from adk.callbacks.base import Callback
 from adk.callbacks.chain import run_after, run_before, run_chain, run_on_error
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
+from adk.callbacks.decisions import Decision, Deferred, FellBack, Halted, Replaced, Retried
 from adk.callbacks.protocols import (
     AfterAgent,
     AfterModel,
@@ -29,7 +29,7 @@ from adk.callbacks.protocols import (
     OnUserMessageResult,
 )
 from adk.callbacks.registry import HOOKS, Callbacks, Hook, HookName, declare_hooks
-from adk.callbacks.results import BeforeResult, Cont, ErrorResult, Fallback, Halt, Raise, Retry
+from adk.callbacks.results import BeforeResult, Cont, Defer, ErrorResult, Fallback, Halt, Raise, Retry
 
 __all__ = [
     "AfterAgent",
@@ -51,6 +51,8 @@ __all__ = [
     "Cont",
     "Content",
     "Decision",
+    "Defer",
+    "Deferred",
     "ErrorResult",
     "Fallback",
     "FellBack",

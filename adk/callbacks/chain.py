@@ -28,6 +28,10 @@ the hook and the cause (what it raised is `__cause__`). Precedence:
    (for an `after` chain, although the fold went on to the end).
 5. With `continue_on_response` (`before` and `replace` chains), a response does not stop the
    chain: the `Cont`s after a `Halt` go on threading the context, and the last response wins.
+6. `Defer(reason)` (`before_tool`) is a response like `Halt`, with two exceptions: under
+   `continue_on_response` a `Halt` beats a `Defer` whatever their order (the call does not run,
+   so nobody need be asked), and on a call already approved (`ctx.approved`) a `Defer` goes on
+   as `Cont(ctx)`: the approval answers it, and the rest of the chain still has its say.
 
 Who decided is data for events: given a list as `deciders`, a chain appends the callback whose
 answer won (a `Halt`, `Retry`, `Fallback` or replacement), or, in an `after` chain, each one that
@@ -63,7 +67,7 @@ from adk.callbacks.registry import (
     short_repr,
     unknown_hook,
 )
-from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+from adk.callbacks.results import Cont, Defer, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError
 
 if TYPE_CHECKING:
@@ -153,6 +157,8 @@ async def _run(
                 value = judged
                 continue
             if verdict == _ANSWER:
+                if type(out) is Defer and (getattr(value, "approved", False) or type(answer) is Halt):
+                    continue  # answered by the approval, or beaten by a Halt kept (rule 6)
                 if not continue_on_response:
                     if first_error is not None:
                         _log_dropped(first_error)
@@ -191,6 +197,10 @@ def _judge(hook: Hook, out: Any, received: type) -> tuple[int, Any]:
             return _context(hook, out, out.ctx, received, _GO_ON)
         if cls is Halt:
             return _carried(hook, out, out.value)
+        if cls is Defer and hook.defer:
+            if isinstance(out.reason, str):
+                return _ANSWER, out
+            return _WRONG, _problem(hook, out, "the reason of a Defer", "a str", out.reason)
     elif chain == ON_ERROR:
         if cls is Raise:
             if isinstance(out.error, Exception):
@@ -264,7 +274,7 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[ToolContext] | Halt[Any]]: ...
+) -> Coroutine[Any, Any, Cont[ToolContext] | Halt[Any] | Defer]: ...
 @overload
 def run_before(
     callbacks: Callbacks | Iterable[object],
@@ -274,7 +284,7 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[C] | Halt[Any]]: ...
+) -> Coroutine[Any, Any, Cont[C] | Halt[Any] | Defer]: ...
 def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: str,
@@ -283,8 +293,8 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[Any] | Halt[Any]]:
-    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt`.
+) -> Coroutine[Any, Any, Cont[Any] | Halt[Any] | Defer]:
+    """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt` (or `Defer`).
 
     The callback whose `Halt` won is appended to `deciders`, if given.
     """

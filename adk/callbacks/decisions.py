@@ -11,15 +11,16 @@ AG-UI read these from events.
 | `Replaced` | an `after_*` hook returned another object than the one it was given |
 | `Retried` | an `on_*_error` hook's `Retry` was honoured: `attempt` of `target` after `wait` seconds |
 | `FellBack` | an `on_*_error` hook fell back: to another model or tool (`to`), or to a value (`to` is None) |
+| `Deferred` | a `before_tool` hook returned `Defer` (or the tool requires approval): the call waits |
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
-__all__ = ["Decision", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
+__all__ = ["Decision", "Deferred", "FellBack", "Halted", "Replaced", "Retried", "carried", "carry"]
 
 E = TypeVar("E", bound=BaseException)
 
@@ -71,7 +72,22 @@ class FellBack:
     kind: Literal["fell_back"] = "fell_back"
 
 
-Decision: TypeAlias = Halted | Replaced | Retried | FellBack
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """The call `call_id` to `target` with `arguments` waits for a person's approval, for `reason`.
+
+    `by` is the callback's hook, or `tool:<name>` for a tool marked `requires_approval`.
+    """
+
+    by: str
+    target: str
+    call_id: str
+    arguments: dict[str, Any]
+    reason: str
+    kind: Literal["deferred"] = "deferred"
+
+
+Decision: TypeAlias = Halted | Replaced | Retried | FellBack | Deferred
 """One callback decision; `kind` tells which (and tags it in JSON, where it picks the class)."""
 
 

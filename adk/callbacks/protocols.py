@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+from adk.callbacks.results import Cont, Defer, Fallback, Halt, Raise, Retry
 
 if TYPE_CHECKING:
     from adk.context import AgentContext, ModelContext, RunContext, ToolContext
@@ -49,7 +49,7 @@ BeforeAgentResult: TypeAlias = "Cont[AgentContext] | Halt[Content]"
 AfterAgentResult: TypeAlias = "Message | None"
 BeforeModelResult: TypeAlias = "Cont[ModelContext] | Halt[LlmResponse]"
 OnModelErrorResult: TypeAlias = "Retry[ModelContext] | Fallback[LlmResponse] | Raise"
-BeforeToolResult: TypeAlias = "Cont[ToolContext] | Halt[Any]"
+BeforeToolResult: TypeAlias = "Cont[ToolContext] | Halt[Any] | Defer"
 OnToolErrorResult: TypeAlias = "Retry[ToolContext] | Fallback[Any] | Raise"
 OnAgentErrorResult: TypeAlias = "Fallback[Content] | Raise"
 OnUserMessageResult: TypeAlias = "Message | Halt[Content]"
@@ -93,7 +93,8 @@ class OnModelError(Protocol):
 
 
 class BeforeTool(Protocol):
-    """Before each tool call. `Cont` with changed args uses them; `Halt(result)` skips the tool."""
+    """Before each tool call. `Cont` with changed args uses them; `Halt(result)` skips the tool;
+    `Defer(reason)` makes the call wait for a person's approval (docs/approvals.md)."""
 
     def before_tool(self, ctx: ToolContext, /) -> BeforeToolResult | Awaitable[BeforeToolResult]: ...
 

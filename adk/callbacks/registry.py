@@ -21,7 +21,7 @@ from types import MethodType, ModuleType, NoneType
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
-from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+from adk.callbacks.results import Cont, Defer, Fallback, Halt, Raise, Retry
 from adk.errors import CallbackError, CallbackRegistrationError
 from adk.events import LlmResponse, Message
 
@@ -71,13 +71,26 @@ class Hook:
     live in an optional package that is imported only when the hook first answers. `allowed` says
     the same in words, for error messages ("an LlmResponse").
 
+    `defer=True` lets a `before` hook answer `Defer(reason)` (`before_tool`: wait for approval).
     Three options shape the run-level and agent-error hooks: `unary` calls the hook with one
     argument (`after_run(ctx)`: a `replace` chain offered the context); `halt` lets an `after`
     hook stop its fold with a `Halt` carrying one of these types, described in words
     (`on_user_message`); `retry=False` refuses a `Retry` from an `on_error` hook (`on_agent_error`).
     """
 
-    __slots__ = ("_load", "_types", "allowed", "anything", "chain", "halt", "name", "plan", "retry", "unary")
+    __slots__ = (
+        "_load",
+        "_types",
+        "allowed",
+        "anything",
+        "chain",
+        "defer",
+        "halt",
+        "name",
+        "plan",
+        "retry",
+        "unary",
+    )
 
     def __init__(
         self,
@@ -89,6 +102,7 @@ class Hook:
         unary: bool = False,
         halt: tuple[_Types, str] | None = None,
         retry: bool = True,
+        defer: bool = False,
     ) -> None:
         self.name = name
         self.chain = chain
@@ -99,6 +113,8 @@ class Hook:
         """For an `after` hook that may stop its fold: what the `Halt` may carry, and in words."""
         self.retry = retry
         """For an `on_error` hook: whether it may answer `Retry`."""
+        self.defer = defer
+        """For a `before` hook: whether it may answer `Defer` (wait for a person's approval)."""
         self._load: Callable[[], _Types] | None = None
         self._types: tuple[type, ...] | None = None
         if isinstance(values, type):
@@ -131,7 +147,7 @@ class Hook:
     def answers(self) -> str:
         """The results a `before` or `on_error` hook may return, in words."""
         if self.chain == BEFORE:
-            return "Cont or Halt"
+            return "Cont, Halt or Defer" if self.defer else "Cont or Halt"
         return "Retry, Fallback or Raise" if self.retry else "Fallback or Raise"
 
     def fits(self, value: object) -> bool:
@@ -255,7 +271,7 @@ class _ShortRepr(reprlib.Repr):
         return f"<{cls.__qualname__}>"
 
 
-_RESULTS: Final = frozenset((Cont, Halt, Retry, Fallback, Raise))
+_RESULTS: Final = frozenset((Cont, Halt, Defer, Retry, Fallback, Raise))
 _short = _ShortRepr()
 _short.maxlevel = 3
 _short.maxstring = _short.maxother = 60
@@ -281,7 +297,7 @@ CORE: Final = declare_hooks(
     Hook("before_model", BEFORE, LlmResponse, "an LlmResponse"),
     Hook("after_model", AFTER, LlmResponse, "an LlmResponse"),
     Hook("on_model_error", ON_ERROR, LlmResponse, "an LlmResponse"),
-    Hook("before_tool", BEFORE),
+    Hook("before_tool", BEFORE, defer=True),
     Hook("after_tool", AFTER),
     Hook("on_tool_error", ON_ERROR),
     Hook("on_agent_error", ON_ERROR, (Message, str), "a Message or str", retry=False),

@@ -19,6 +19,7 @@ V_co = TypeVar("V_co", covariant=True)
 __all__ = [
     "BeforeResult",
     "Cont",
+    "Defer",
     "ErrorResult",
     "Fallback",
     "Halt",
@@ -47,6 +48,17 @@ class Halt(Generic[V_co]):
     """Stop the chain; `value` stands in for the guarded call's output."""
 
     value: V_co
+
+
+@dataclass(frozen=True, slots=True)
+class Defer:
+    """`before_tool` only: the call waits for a person's approval; the run pauses until it is answered.
+
+    A `Halt` beats a `Defer` (the call does not run, so nobody need be asked); on a call already
+    approved, a `Defer` goes on as `Cont(ctx)`: the approval answers it.
+    """
+
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +94,7 @@ def _refuse(self: object, name: str, value: object = None) -> None:
 # raise TypeError for a name that is not a field, which breaks `Cont[int](1)`: typing sets
 # `__orig_class__` on the new instance and expects an AttributeError. (mypy forbids assigning
 # methods, hence the ignores.)
-for _result in (Cont, Halt, Retry, Fallback, Raise):
+for _result in (Cont, Halt, Defer, Retry, Fallback, Raise):
     _result.__setattr__ = _refuse  # type: ignore[method-assign]
     _result.__delattr__ = _refuse  # type: ignore[method-assign]
 

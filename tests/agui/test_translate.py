@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from ag_ui.core import BaseEvent, UserMessage
+from ag_ui.core import BaseEvent, RunAgentInput, ToolMessage, UserMessage
 
 from adk.agents import LlmAgent
-from adk.agui import AguiTranslator
-from adk.events import Event, LlmResponse, Message, ToolCall
+from adk.agui import AguiTranslator, TranslateContext
+from adk.events import Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.runner import Runner
 from adk.testing import ScriptedModel
 from tests.agui.support import (
     CTX,
+    INV,
     call_chunk,
     chunk,
     complete,
@@ -36,7 +38,7 @@ async def translate(
     events: list[Event], state: dict[str, Any] | None = None, **options: Any
 ) -> list[dict[str, Any]]:
     """start, every event, finish: the whole stream, as wire dicts."""
-    t = AguiTranslator(CTX, **options)
+    t = AguiTranslator(options.pop("ctx", CTX), **options)
     out: list[BaseEvent] = await t.start(state or {})
     for event in events:
         out += await t.translate(event)
@@ -169,14 +171,38 @@ async def test_complete_calls_unlike_the_streamed_ones_are_corrected_by_a_messag
     ]
 
 
-async def test_the_client_tool_calls_left_waiting_are_named_by_run_finished() -> None:
-    calls = [ToolCall.of("weather", "{}", id="call_1"), ToolCall.of("confirm", "{}", id="call_2")]
-    response = complete("", *calls)
-    response.long_running_tool_ids = ["call_2"]
-    assert (await translate([response, tool_response("call_1", "21"), completion()]))[-1] == {
+def pending(*call_ids: str) -> Event:
+    return Event.new(INV, "helper", object=ObjectType.TOOL_PENDING, long_running_tool_ids=list(call_ids))
+
+
+def paused(*call_ids: str) -> Event:
+    return Event.new(INV, "helper", object=ObjectType.RUNNER_PAUSED, long_running_tool_ids=list(call_ids))
+
+
+def served(**fields: Any) -> TranslateContext:
+    """The context of a served run whose input carries `fields` (tools, messages)."""
+    body = {"threadId": "t1", "runId": INV, "messages": [], **fields}
+    return dataclasses.replace(CTX, input=RunAgentInput.model_validate(body))
+
+
+async def test_a_paused_run_finishes_naming_the_client_tool_calls_left_waiting() -> None:
+    calls = [
+        ToolCall.of("weather", "{}", id="call_1"),
+        ToolCall.of("confirm", "{}", id="call_2"),
+        ToolCall.of("render", "{}", id="call_3"),  # a long-running tool of the server's
+    ]
+    events = [complete("", *calls), tool_response("call_1", "21"), pending("call_2"), pending("call_3")]
+    ctx = served(tools=[{"name": "confirm", "description": "Ask the user"}])
+    assert (await translate([*events, paused("call_2", "call_3")], ctx=ctx))[-1] == {
         **run_finished(),
-        "outcome": {"type": "success", "pendingToolCallIds": ["call_2"]},
+        "outcome": {"type": "success", "pendingToolCallIds": ["call_2"]},  # only the client's
     }
+
+
+async def test_a_result_the_client_sent_is_not_echoed() -> None:
+    sent = ToolMessage(id="m1", content="yes", tool_call_id="call_2")
+    events = [tool_response("call_2", "yes", name="confirm"), complete("Done"), completion()]
+    assert await translate(events, messages=[sent]) == [*START, *text("id1", "Done"), run_finished()]
 
 
 async def test_the_users_own_state_delta_is_not_echoed() -> None:

@@ -7,6 +7,7 @@ from adk import (
     Callback,
     Callbacks,
     Cont,
+    Defer,
     Fallback,
     Halt,
     LlmResponse,
@@ -31,13 +32,13 @@ class Plain:
 async def before(callbacks: Callbacks, actx: AgentContext, mctx: ModelContext, tctx: ToolContext) -> None:
     assert_type(await run_before(callbacks, "before_agent", actx), Cont[AgentContext] | Halt[Message | str])
     assert_type(await run_before(callbacks, "before_model", mctx), Cont[ModelContext] | Halt[LlmResponse])
-    assert_type(await run_before(callbacks, "before_tool", tctx), Cont[ToolContext] | Halt[Any])
+    assert_type(await run_before(callbacks, "before_tool", tctx), Cont[ToolContext] | Halt[Any] | Defer)
     assert_type(
         await run_before(callbacks, "before_model", mctx, continue_on_error=True, continue_on_response=True),
         Cont[ModelContext] | Halt[LlmResponse],
     )
     # Another context: generic over the context. The AG-UI hooks are not core hooks.
-    assert_type(await run_before(callbacks, "before_tool", Plain()), Cont[Plain] | Halt[Any])
+    assert_type(await run_before(callbacks, "before_tool", Plain()), Cont[Plain] | Halt[Any] | Defer)
     await run_before(callbacks, "before_translate", Plain())  # type: ignore[call-overload]
     await run_before(callbacks, "before_mdoel", mctx)  # type: ignore[call-overload]
     await run_before(callbacks, "before_model", mctx, continue_on_response="yes")  # type: ignore[call-overload]
@@ -76,7 +77,7 @@ async def on_error(callbacks: Callbacks, mctx: ModelContext, tctx: ToolContext, 
 
 async def generic_hook_name(callbacks: Callbacks, hook: HookName, ctx: Plain, name: str) -> None:
     """Framework code passes the hook name as a variable: it must be a HookName, not any str."""
-    assert_type(await run_before(callbacks, hook, ctx), Cont[Plain] | Halt[Any])
+    assert_type(await run_before(callbacks, hook, ctx), Cont[Plain] | Halt[Any] | Defer)
     assert_type(await run_on_error(callbacks, hook, ValueError(), ctx), Retry[Plain] | Fallback[Any] | Raise)
     await run_before(callbacks, name, ctx)  # type: ignore[call-overload]
 
@@ -100,7 +101,7 @@ async def what_may_be_a_callback(mctx: ModelContext, tctx: ToolContext) -> None:
         await run_before([Tracing, Tracing(), hooks_module, Plainly], "before_model", mctx),
         Cont[ModelContext] | Halt[LlmResponse],
     )
-    assert_type(await run_before((Plainly(),), "before_tool", tctx), Cont[ToolContext] | Halt[Any])
+    assert_type(await run_before((Plainly(),), "before_tool", tctx), Cont[ToolContext] | Halt[Any] | Defer)
     assert_type(await run_after([hooks_module], "after_model", LlmResponse.text("hi"), mctx), LlmResponse)
     resolved = Callbacks.of([hooks_module, Tracing, Plainly()])
     assert_type(resolved, Callbacks)

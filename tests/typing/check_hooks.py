@@ -15,6 +15,7 @@ from adk import (
     BeforeTool,
     Callback,
     Cont,
+    Defer,
     Fallback,
     Halt,
     LlmResponse,
@@ -140,3 +141,25 @@ class WrongOverrides(Callback):
 
     def before_agent(self, ctx: AgentContext, extra: int, /) -> Cont[AgentContext]:  # type: ignore[override]
         return Cont(ctx)
+
+
+# --- Defer: before_tool only --------------------------------------------------------------------
+
+
+class ApprovesLargeAmounts:
+    """A before_tool hook may defer a call for approval."""
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Defer:
+        return Defer("large amount") if ctx.args.get("amount", 0) > 1000 else Cont(ctx)
+
+
+class DefersAModel:
+    """Only before_tool may return Defer: a model call cannot wait for a person."""
+
+    def before_model(self, ctx: ModelContext) -> Defer:
+        return Defer("no")
+
+
+approves: BeforeTool = ApprovesLargeAmounts()
+defers_model: BeforeModel = DefersAModel()  # type: ignore[assignment]
+Defer(42)  # type: ignore[arg-type]

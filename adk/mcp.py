@@ -1,0 +1,221 @@
+"""MCP tools: `McpToolset` lists an MCP server's tools, each a tool like any other (extra `adk[mcp]`).
+
+It connects over stdio (`McpToolset.stdio(command, *args)`) or streamable HTTP
+(`McpToolset.http(url)`) on first use, and lists the server's tools: their JSON schemas become
+declarations, refreshed when the server says the list changed. Every call goes through the
+agent's tool hooks (`before_tool`, `after_tool`, `on_tool_error`, retries, approvals). An MCP
+result with `isError` is a `McpToolError`; a dropped connection is a `McpConnectionError`, which
+is transient (retried by the default policy only for tools the server annotates read-only or
+idempotent), and the next call connects again. `close()` (or the runner's) ends the connection
+and the server process; so does leaving `async with`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from adk.context import ToolContext
+from adk.errors import McpConnectionError, McpServerError, McpToolError
+from adk.events import ToolDeclaration
+from adk.tools import BaseTool, Toolset
+
+if TYPE_CHECKING:
+    from mcp import Client, StdioServerParameters
+    from mcp.types import Tool as McpToolInfo
+
+__all__ = ["McpConnectionError", "McpServerError", "McpTool", "McpToolError", "McpToolset"]
+
+log = logging.getLogger(__name__)
+
+
+def _import_mcp() -> Any:
+    try:
+        import mcp
+    except ImportError as e:  # pragma: no cover - the extra is installed in tests
+        raise ImportError("adk.mcp needs the `mcp` package: pip install 'adk[mcp]'") from e
+    return mcp
+
+
+class McpTool(BaseTool):
+    """One tool of an MCP server; calls go to the server through its toolset's connection."""
+
+    def __init__(self, toolset: McpToolset, info: McpToolInfo) -> None:
+        self.toolset = toolset
+        self.name = info.name
+        self.description = info.description or ""
+        hints = info.annotations
+        self.idempotent = bool(hints and (hints.read_only_hint or hints.idempotent_hint))
+        self._declaration = ToolDeclaration(
+            name=self.name, description=self.description, parameters=dict(info.input_schema)
+        )
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return self._declaration
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        return await self.toolset.call(self.name, args)
+
+    def __repr__(self) -> str:
+        return f"McpTool({self.name!r}, server={self.toolset.name!r})"
+
+
+class McpToolset(Toolset):
+    """The tools of one MCP server, connected on first use and closed by `close()`."""
+
+    def __init__(self, server: str | StdioServerParameters, *, name: str | None = None) -> None:
+        self.server = server
+        self.name = name or (server if isinstance(server, str) else server.command)
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._tools: list[McpTool] | None = None
+        self._lock: asyncio.Lock | None = None
+
+    @classmethod
+    def stdio(
+        cls, command: str, *args: str, env: dict[str, str] | None = None, name: str | None = None
+    ) -> McpToolset:
+        """A server started as `command args...`, spoken to over its stdin and stdout."""
+        mcp = _import_mcp()
+        return cls(mcp.StdioServerParameters(command=command, args=list(args), env=env), name=name)
+
+    @classmethod
+    def http(cls, url: str, *, name: str | None = None) -> McpToolset:
+        """A server at `url`, spoken to over streamable HTTP."""
+        return cls(url, name=name)
+
+    async def get_tools(self) -> Sequence[BaseTool]:
+        """The server's tools (listed again after it said the list changed)."""
+        tools = self._tools
+        if tools is None:
+            client = await self._connect()
+            try:
+                listed = await client.list_tools()
+            except Exception as e:
+                await self._drop()
+                raise McpServerError(f"MCP server {self.name!r}: could not list its tools: {e}") from e
+            tools = self._tools = [t for t in (self._make(info) for info in listed.tools) if t is not None]
+        return tools
+
+    def _make(self, info: McpToolInfo) -> McpTool | None:
+        from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
+
+        try:
+            Draft202012Validator.check_schema(dict(info.input_schema))
+        except SchemaError as e:
+            log.warning(
+                "MCP server %r: tool %r left out: its input schema is not valid JSON Schema: %s",
+                self.name,
+                info.name,
+                e.message,
+            )
+            return None
+        return McpTool(self, info)
+
+    async def call(self, tool: str, args: dict[str, Any]) -> Any:
+        """Call `tool` with `args`: its structured result, or its text."""
+        client = await self._connect()
+        try:
+            result = await client.call_tool(tool, args)
+        except Exception as e:
+            if self._task is None or self._task.done() or _dropped(e):
+                await self._drop()
+                raise McpConnectionError(
+                    f"MCP server {self.name!r}: the connection dropped during {tool!r}: {e}"
+                ) from e
+            raise
+        text = "\n".join(getattr(block, "text", "") for block in result.content)
+        if result.is_error:
+            raise McpToolError(f"MCP server {self.name!r}, tool {tool!r}: {text}")
+        if result.structured_content is not None:
+            return result.structured_content
+        return text
+
+    async def _connect(self) -> Client:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            client, task = self._client, self._task
+            if client is not None and task is not None and not task.done():
+                return client
+            await self._drop()
+            ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+            self._closing = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._serve(ready, self._closing))
+            try:
+                self._client = await ready
+            except Exception as e:
+                await self._drop()
+                raise McpServerError(f"MCP server {self.name!r}: could not connect: {_one_line(e)}") from e
+            return self._client
+
+    async def _serve(self, ready: asyncio.Future[Client], closing: asyncio.Event) -> None:
+        """Holds the connection open in a task of its own: the SDK's client must close where it opened."""
+        mcp = _import_mcp()
+        try:
+            async with mcp.Client(
+                self.server, message_handler=self._on_message, cache=None, mode="legacy"
+            ) as client:
+                ready.set_result(client)
+                await closing.wait()
+        except BaseException as e:
+            if not ready.done():
+                ready.set_exception(e if isinstance(e, Exception) else McpServerError(str(e)))
+            elif not isinstance(e, asyncio.CancelledError):
+                log.warning("MCP server %r: the connection ended: %s", self.name, _one_line(e))
+        finally:
+            self._tools = None
+
+    async def _on_message(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self._tools = None
+
+    async def _drop(self) -> None:
+        task, closing = self._task, self._closing
+        self._client = self._task = self._closing = None
+        self._tools = None
+        if task is None:
+            return
+        if closing is not None:
+            closing.set()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(task), 5)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def close(self) -> None:
+        """End the connection (and a stdio server's process); the next use connects again."""
+        await self._drop()
+
+    async def __aenter__(self) -> McpToolset:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"McpToolset({self.name!r})"
+
+
+def _dropped(error: BaseException) -> bool:
+    import anyio
+
+    return (
+        isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream | OSError)
+        or "closed" in str(error).lower()
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    """An error (or the first of a group) in one line."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"

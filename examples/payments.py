@@ -1,0 +1,85 @@
+"""Human approval: a payment agent whose transfers over 1,000 wait for a person.
+
+`before_tool` defers a large transfer (`Defer(reason)`); the run ends with an approval request
+and is paused in the session. The application asks a person, then answers with
+`runner.run(..., approvals={call_id: Approve() | Reject(reason)})`, which resumes the same
+invocation; a small transfer runs at once. Run it: python examples/payments.py
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from adk import (
+    Approve,
+    Cont,
+    Defer,
+    Deferred,
+    Event,
+    LlmAgent,
+    LlmRequest,
+    LlmResponse,
+    ObjectType,
+    Reject,
+    Runner,
+    ToolCall,
+    ToolContext,
+)
+from adk.testing import ScriptedModel
+
+LIMIT = 1000
+
+
+def transfer(to: str, amount: int) -> str:
+    """Send `amount` euros to `to`.
+
+    Args:
+        to: the payee.
+        amount: whole euros.
+    """
+    return f"sent {amount} € to {to}"
+
+
+class LargeTransfers:
+    """Transfers over the limit wait for a person's approval."""
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Defer:
+        if ctx.tool.name == "transfer" and ctx.args.get("amount", 0) > LIMIT:
+            return Defer(f"transfers over {LIMIT} € need approval")
+        return Cont(ctx)
+
+
+def report(request: LlmRequest) -> str:
+    return f"Bank said: {request.messages[-1].content}"
+
+
+def pay(to: str, amount: int) -> LlmResponse:
+    arguments = f'{{"to": "{to}", "amount": {amount}}}'
+    return LlmResponse.calls(ToolCall.of("transfer", arguments, id=f"call-{to}"))
+
+
+async def main() -> list[str]:
+    model = ScriptedModel([pay("ana", 50), report, pay("bo", 5000), report, pay("cy", 9000), report])
+    agent = LlmAgent("bank", model=model, tools=[transfer], callbacks=[LargeTransfers()])
+    runner = Runner(agent)
+    said: list[str] = []
+
+    async def show(events: AsyncIterator[Event]) -> None:
+        async for event in events:
+            for decision in event.decisions:
+                if isinstance(decision, Deferred):
+                    said.append(f"waits: {decision.call_id} {decision.arguments} ({decision.reason})")
+            if event.author == "bank" and event.object == ObjectType.CHAT_COMPLETION and event.content:
+                said.append(f"assistant: {event.content}")
+
+    await show(runner.run("u", "s", "pay ana 50"))
+    await show(runner.run("u", "s", "pay bo 5000"))
+    await show(runner.run("u", "s", approvals={"call-bo": Approve()}))
+    await show(runner.run("u", "s", "pay cy 9000"))
+    await show(runner.run("u", "s", approvals={"call-cy": Reject("not on a Sunday")}))
+    for line in said:
+        print(line)
+    return said
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
