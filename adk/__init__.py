@@ -3,7 +3,21 @@
 import importlib
 import typing
 
-from adk.agents import BaseAgent, LlmAgent, LoopAgent, MaxIterationsExceeded, ParallelAgent, SequentialAgent
+from adk.agents import (
+    AgentTool,
+    BaseAgent,
+    Condition,
+    LlmAgent,
+    LoopAgent,
+    MaxIterationsExceeded,
+    ParallelAgent,
+    SequentialAgent,
+    last_event,
+    mentioned,
+    output_of,
+    output_response,
+    state_set,
+)
 from adk.approvals import Approve, Pending, Reject
 from adk.callbacks import (
     AfterAgent,
@@ -66,6 +80,8 @@ from adk.errors import (
     CallbackRegistrationError,
     CircuitOpenError,
     ModelError,
+    OutputTypeError,
+    OutputValidationError,
     RetriesExhausted,
     ScriptError,
     SessionBusyError,
@@ -74,6 +90,7 @@ from adk.errors import (
     ToolError,
     ToolNotFoundError,
     ToolRetry,
+    TransferError,
 )
 from adk.events import (
     Choice,
@@ -107,6 +124,7 @@ __all__ = [
     "AfterTool",
     "AfterTranslate",
     "AgentContext",
+    "AgentTool",
     "AnyCallback",
     "ApprovalError",
     "Approve",
@@ -128,6 +146,7 @@ __all__ = [
     "Callbacks",
     "Choice",
     "CircuitOpenError",
+    "Condition",
     "Cont",
     "Content",
     "Decision",
@@ -164,6 +183,8 @@ __all__ = [
     "OnToolErrorResult",
     "OnUserMessage",
     "OnUserMessageResult",
+    "OutputTypeError",
+    "OutputValidationError",
     "ParallelAgent",
     "Pending",
     "PostgresSessionService",
@@ -191,14 +212,20 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "TransferError",
     "TranslateContext",
     "Usage",
     "current_invocation",
     "current_tool_call_id",
     "is_transient",
+    "last_event",
+    "mentioned",
+    "output_of",
+    "output_response",
     "run_after",
     "run_before",
     "run_on_error",
+    "state_set",
     "tool",
 ]
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_json
 
 from adk.callbacks.registry import Callbacks
+from adk.sessions.base import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
@@ -49,23 +50,37 @@ class State(MutableMapping[str, Any]):
     Setting a key to None deletes it (the delta says `key: None`). A value JSON cannot hold is
     refused where it is set, so that it becomes the error of the tool or callback that set it
     rather than a failure to store the event later.
+
+    Keys are scoped by prefix (docs/sessions.md): `user:` keys are shared by every session of the
+    user, `app:` keys by every session of the store, and `temp:` keys live in this object only,
+    for one invocation: they never enter the delta, so they are never stored, and they may hold
+    any value.
     """
 
-    __slots__ = ("_base", "_delta")
+    __slots__ = ("_base", "_delta", "_temp")
 
     def __init__(self, base: dict[str, Any]) -> None:
         self._base = base
         self._delta: dict[str, Any] = {}
+        self._temp: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         value = self._delta.get(key, _MISSING)
         if value is _MISSING:
+            if self._temp and key in self._temp:
+                return self._temp[key]
             return self._base[key]
         if value is None:
             raise KeyError(key)
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if key.startswith(TEMP_PREFIX):
+            if value is None:
+                self._temp.pop(key, None)
+            else:
+                self._temp[key] = value
+            return
         try:
             to_json(value)  # what the stores write: a value passes if and only if they can store it
         except ValueError as e:  # pydantic's serialization errors and circular references
@@ -77,7 +92,10 @@ class State(MutableMapping[str, Any]):
     def __delitem__(self, key: str) -> None:
         if key not in self:
             raise KeyError(key)
-        self._delta[key] = None
+        if key.startswith(TEMP_PREFIX):
+            del self._temp[key]
+        else:
+            self._delta[key] = None
 
     def __iter__(self) -> Iterator[str]:
         for key in self._base:
@@ -86,6 +104,7 @@ class State(MutableMapping[str, Any]):
         for key, value in self._delta.items():
             if value is not None and key not in self._base:
                 yield key
+        yield from self._temp
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -118,6 +137,7 @@ class Invocation:
         "_outer",
         "_run_callbacks",
         "_tool_retries",
+        "_transfers",
         "_values",
         "answers",
         "client_tools",
@@ -167,10 +187,36 @@ class Invocation:
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
+        self._transfers: dict[str, BaseAgent] | None = None
+        """The transfers made so far, by the id of the tool call that made each (adk.agents.transfer)."""
         self.answers: Mapping[str, Answer] = _NO_ANSWERS
         """When resuming a paused invocation: the application's answer to each waiting call."""
         self.waiting: list[str] = []
         """The ids of the tool calls this run left waiting (for approval, or a pending result)."""
+
+    def _fork(self, session: Session, message: Message) -> Invocation:
+        """An invocation for an agent run as a tool (adk.agents.tool): `session` holds its own history.
+
+        Everything else is this invocation's: its id, callbacks, retry policy and streaming, its
+        `State` (so changes go out on this invocation's events), its invocation state, and what
+        observes its end and its events.
+        """
+        fork = Invocation(
+            self.invocation_id,
+            session,
+            message,
+            runner_callbacks=self._outer,
+            run_callbacks=self._run_callbacks,
+            stream=self.stream,
+            retry_policy=self.retry_policy,
+        )
+        fork.state = self.state
+        fork._values = self._values
+        fork._on_end = self._on_end
+        fork._observers = self._observers  # the caller's run passes the fork's events to them
+        fork.answers = self.answers
+        fork.waiting = self.waiting
+        return fork
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""

@@ -15,10 +15,12 @@ AdkError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
  │    ├── ToolRetry            raised by a tool: ask the model to correct its call
+ │    ├── TransferError        a transfer to an agent that is unknown or out of reach
  │    ├── McpToolError         an MCP tool answered with isError
  │    └── McpConnectionError   the connection to an MCP server dropped during a call (transient;
  │                             also a ConnectionError)
  ├── RetriesExhausted          the retry policy said stop; carries the attempts and last error
+ ├── OutputTypeError           an agent's output_type has no JSON schema (also a TypeError)
  └── ModelError                a model call failed; `transient` says if retrying may help
       ├── RateLimitError       429; `retry_after` from the server          (transient)
       ├── ServerError          5xx                                           (transient)
@@ -27,12 +29,17 @@ AdkError
       ├── StreamInterruptedError  a stream ended without a finish reason      (transient)
       ├── BadRequestError      other 4xx
       ├── AuthenticationError  401 / 403
-      └── CircuitOpenError     every model a CircuitBreaker could use is cooling down
+      ├── CircuitOpenError     every model a CircuitBreaker could use is cooling down
+      └── OutputValidationError  an answer does not match the agent's output_type
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from adk.events import LlmResponse
 
 E = TypeVar("E", bound=BaseException)
 
@@ -52,6 +59,8 @@ __all__ = [
     "McpServerError",
     "McpToolError",
     "ModelTimeoutError",
+    "OutputTypeError",
+    "OutputValidationError",
     "RateLimitError",
     "RetriesExhausted",
     "ScriptError",
@@ -63,6 +72,7 @@ __all__ = [
     "ToolError",
     "ToolNotFoundError",
     "ToolRetry",
+    "TransferError",
     "locate",
     "where",
 ]
@@ -134,6 +144,13 @@ class ToolRetry(ToolError):
     """Raised by a tool to ask the model to correct its call; the model sees the message."""
 
 
+class TransferError(ToolError):
+    """A `transfer_to_agent` call names an agent that is unknown or that its options forbid.
+
+    Like any tool error, the model sees it (with the agents it may reach) and the run goes on.
+    """
+
+
 class McpServerError(AdkError):
     """An MCP server could not be reached or listed: the message names the server."""
 
@@ -153,6 +170,10 @@ class RetriesExhausted(AdkError):
         super().__init__(f"gave up after {attempts} attempt(s): {type(last_error).__name__}: {last_error}")
         self.attempts = attempts
         self.last_error = last_error
+
+
+class OutputTypeError(AdkError, TypeError):
+    """An agent's `output_type` is not a type adk can build a JSON schema and a validator for."""
 
 
 class ModelError(AdkError):
@@ -198,6 +219,21 @@ class AuthenticationError(ModelError):
 
 class CircuitOpenError(ModelError):
     """Every model a `CircuitBreaker` could use is in its cool-down."""
+
+
+class OutputValidationError(ModelError):
+    """An agent's answer is not JSON matching its `output_type`.
+
+    Offered to `on_model_error` like a failed call: `problems` says what is wrong, one line each,
+    and `response` is the answer. The default policy asks the model to correct it.
+    """
+
+    def __init__(self, agent: str, problems: Sequence[str], response: LlmResponse) -> None:
+        problem = "; ".join(problems)
+        super().__init__(f"the answer of agent {agent!r} does not match its output_type: {problem}")
+        self.agent = agent
+        self.problems = list(problems)
+        self.response = response
 
 
 def locate(error: E, where: str) -> E:

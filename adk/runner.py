@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
+from adk.agents.transfer import active_agent
 from adk.approvals import Answer, Approve, Reject, ToolResult
 from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
@@ -184,12 +185,17 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        agent: str | None = None,
         approvals: Mapping[str, Answer] | None = None,
         tool_results: Mapping[str, Any] | None = None,
         state_delta: Mapping[str, Any] | None = None,
         client_tools: Sequence[ToolDeclaration] = (),
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message`, yielding every event as it happens.
+
+        The message goes to the agent of the tree that last answered in the session, when
+        transfers could bring the conversation back from it to the root (docs/agents.md), else to
+        the root; `agent` names the one to take it instead.
 
         Or, with no message, answer the calls a paused run left waiting (docs/approvals.md):
         `approvals={call_id: Approve() | Reject(reason)}`, `tool_results={call_id: value}`; the
@@ -218,9 +224,14 @@ class Runner:
             raise ValueError("runner.run: give a message, or approvals / tool_results to resume a paused run")
         elif isinstance(message, str):
             message = Message.user(message)
+        start = None if agent is None else self.agent.find_agent(agent)
+        if agent is not None and start is None:
+            raise ValueError(f"run(agent={agent!r}): {self.agent.name!r} has no agent of that name")
         delta = dict(state_delta) if state_delta else None
         extras = (delta, tuple(client_tools)) if delta or client_tools else None
-        return self._start(user_id, session_id, message, callbacks, stream, invocation_id, answers, extras)
+        return self._start(
+            user_id, session_id, message, callbacks, stream, invocation_id, answers, start, extras
+        )
 
     def resume(
         self,
@@ -237,7 +248,7 @@ class Runner:
         is told its effect is unknown), an interrupted model call is made again. A session whose
         last invocation ended (or that has none) yields nothing.
         """
-        return self._start(user_id, session_id, None, callbacks, stream, None, None, None)
+        return self._start(user_id, session_id, None, callbacks, stream, None, None, None, None)
 
     def _start(
         self,
@@ -248,13 +259,14 @@ class Runner:
         stream: bool,
         invocation_id: str | None,
         answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
+        agent: BaseAgent | None,
         extras: _Extras | None,
     ) -> AsyncGenerator[Event, None]:
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
         claim = _Claim()
         key = (user_id, session_id)
-        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, answers, extras)
+        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, answers, agent, extras)
         claim.run = weakref.ref(events)
         return events
 
@@ -267,6 +279,7 @@ class Runner:
         stream: bool,
         invocation_id: str | None,
         answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
+        agent: BaseAgent | None,
         extras: _Extras | None,
     ) -> AsyncGenerator[Event, None]:
         """The run: take the session's lease, run the agent (or resume, with no `message`), release."""
@@ -351,7 +364,7 @@ class Runner:
                     # current_invocation() is set around each step of the agent only: the consumer's
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
-                    events = self.agent.run(invocation)
+                    events = (agent or active_agent(self.agent, session)).run(invocation)
                     if hooks is not None:
                         events = hooks.events(events, first)
                     try:
@@ -464,12 +477,19 @@ class Runner:
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         stream: bool = False,
         invocation_id: str | None = None,
+        agent: str | None = None,
     ) -> list[Event]:
         """Run to the end and return every event; for scripts (not from inside an event loop)."""
 
         async def collect() -> list[Event]:
             events = self.run(
-                user_id, session_id, message, callbacks=callbacks, stream=stream, invocation_id=invocation_id
+                user_id,
+                session_id,
+                message,
+                callbacks=callbacks,
+                stream=stream,
+                invocation_id=invocation_id,
+                agent=agent,
             )
             return [e async for e in events]
 

@@ -8,14 +8,26 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
+from pydantic_core import to_json
+
+from adk.agents.output import output_response
 from adk.errors import ScriptError
-from adk.events import LlmResponse
+from adk.events import LlmResponse, ToolCall
 from adk.models.base import LlmRequest
 from adk.recovery import set_testing
 
-__all__ = ["ScriptError", "ScriptedModel", "Step", "Stream", "set_testing"]
+__all__ = [
+    "ScriptError",
+    "ScriptedModel",
+    "Step",
+    "Stream",
+    "call_tool",
+    "output_response",
+    "set_testing",
+    "transfer_to",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +44,16 @@ Step: TypeAlias = (
 )
 """One scripted model call: a response, a text answer, an exception to raise, a `Stream`, or a
 function of the request that returns a response or text."""
+
+
+def call_tool(name: str, /, *, call_id: str | None = None, **arguments: Any) -> LlmResponse:
+    """A scripted answer that calls tool `name` with `arguments` (a fresh call id unless given)."""
+    return LlmResponse.calls(ToolCall.of(name, to_json(arguments).decode(), id=call_id))
+
+
+def transfer_to(agent_name: str, *, call_id: str | None = None) -> LlmResponse:
+    """A scripted answer that transfers the conversation to `agent_name`."""
+    return call_tool("transfer_to_agent", call_id=call_id, agent_name=agent_name)
 
 
 class ScriptedModel:
@@ -81,7 +103,8 @@ class ScriptedModel:
                 yield LlmResponse.chunk(text, model=self._name)
             if step.error is not None:
                 raise step.error
-            step = "".join(step.chunks)
+            yield LlmResponse.text("".join(step.chunks), model=self._name)  # streamed already: not again
+            return
         answer = step(request) if callable(step) and not isinstance(step, LlmResponse) else step
         if inspect.isawaitable(answer):
             answer = await answer

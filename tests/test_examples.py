@@ -11,12 +11,14 @@ from adk.recovery import Testing
 from examples import (
     caching,
     callbacks_module,
+    extractor,
     guardrail,
     payments,
     redaction,
     retry_fallback,
     timing,
     tool_auth,
+    triage,
     workflow,
 )
 
@@ -104,6 +106,33 @@ def test_workflow(capsys: pytest.CaptureFixture[str]) -> None:
     ]
 
 
+def test_triage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert triage.main() == [
+        "user: I was charged twice.",
+        "  (triage -> billing)",
+        "billing: I refunded the duplicate charge of 12 €.",
+        "user: Thanks! Also, I can't log in.",
+        "  (billing -> tech_support)",
+        "tech_support: Reset your password from the login page.",
+        "user: Can I talk to a person?",
+        "  (refused: The human desk is closed until Monday 9:00: help the user yourself.)",
+        "tech_support: The human desk opens Monday at 9:00; until then, I can help you here.",
+    ]
+
+
+def test_extractor(capsys: pytest.CaptureFixture[str], testing: Testing) -> None:
+    invoice = extractor.main()
+    assert (invoice.number, str(invoice.issued), invoice.total) == ("INV-2024-17", "2024-05-02", 1250.0)
+    assert capsys.readouterr().out.splitlines() == [
+        "answer 1 rejected: total: Field required",
+        "extracted: Invoice(number='INV-2024-17', issued=datetime.date(2024, 5, 2), total=1250.0,"
+        " currency='EUR')",
+        "replier was told: Confirm receipt of invoice INV-2024-17 (1250.0 EUR).",
+        "replier: Thank you: we received invoice INV-2024-17 for 1250.0 EUR.",
+    ]
+    assert testing.waits == [0.0]  # the correction was asked for at once
+
+
 def test_callbacks_module(capsys: pytest.CaptureFixture[str]) -> None:
     [request] = callbacks_module.main()
     assert request.instruction == "You sell widgets. Answer in one sentence."
@@ -120,7 +149,8 @@ def test_a_module_is_type_checked_as_a_callback() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["guardrail", "caching", "redaction", "tool_auth", "workflow", "callbacks_module"]
+    "name",
+    ["guardrail", "caching", "redaction", "tool_auth", "workflow", "callbacks_module", "triage", "extractor"],
 )
 def test_runs_as_a_script(name: str) -> None:
     root = EXAMPLES.parent

@@ -9,7 +9,7 @@ from adk.errors import ServerError
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest
 from adk.runner import Runner
-from adk.testing import ScriptedModel, ScriptError
+from adk.testing import ScriptedModel, ScriptError, Stream
 from tests._runtime import call, calls, run, summary
 
 
@@ -55,6 +55,17 @@ async def test_a_streamed_text_goes_out_word_by_word_then_complete() -> None:
     ]
     assert "".join(r.content for r in got[:-1]) == got[-1].content
     assert {r.id for r in got} == {got[-1].id}
+
+
+async def test_a_stream_step_that_completes_goes_out_in_its_own_chunks_once() -> None:
+    model = ScriptedModel([Stream(["Hel", "lo w", "orld"])])
+    got = await answers(model, LlmRequest(stream=True))
+    assert [(r.content, r.is_partial) for r in got] == [
+        ("Hel", True),
+        ("lo w", True),
+        ("orld", True),
+        ("Hello world", False),
+    ]
 
 
 async def test_a_streamed_tool_call_streams_its_arguments_after_the_text() -> None:

@@ -43,14 +43,48 @@ class BaseAgent(ABC):
         self.callbacks = Callbacks.of(callbacks)
         refuse_on_agent(name, self.callbacks)
         self.sub_agents = list(sub_agents)
+        self.parent_agent: BaseAgent | None = None
+        """The agent this one is a sub-agent of (set when that agent is made), or None for a root."""
         seen: set[str] = set()
         for agent in self.sub_agents:
+            if not isinstance(agent, BaseAgent):
+                raise TypeError(f"agent {name!r}: sub_agents holds {agent!r}, which is not an agent")
             if agent.name in seen:
-                raise ValueError(f"agent {name!r} has two sub-agents named {agent.name!r}")
+                raise ValueError(f"agent {name!r}: sub_agents has two agents named {agent.name!r}")
+            if agent.parent_agent is not None:
+                raise ValueError(
+                    f"agent {name!r}: sub-agent {agent.name!r} is already a sub-agent of"
+                    f" {agent.parent_agent.name!r}; an agent has one parent (make another instance)"
+                )
             seen.add(agent.name)
+        for agent in self.sub_agents:
+            agent.parent_agent = self
+            agent._adopted()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+    @property
+    def root_agent(self) -> BaseAgent:
+        """The root of this agent's tree (itself, for a root)."""
+        agent = self
+        while agent.parent_agent is not None:
+            agent = agent.parent_agent
+        return agent
+
+    def find_agent(self, name: str) -> BaseAgent | None:
+        """This agent or the first of its descendants (depth first) named `name`, or None."""
+        if self.name == name:
+            return self
+        for agent in self.sub_agents:
+            found = agent.find_agent(name)
+            if found is not None:
+                return found
+        return None
+
+    def _adopted(self) -> None:
+        """Called when this agent becomes a sub-agent: its parent and peers are known from now on."""
+        return  # nothing to do, unless the kind of agent depends on them (LlmAgent's transfers)
 
     async def run(self, invocation: Invocation, branch: str = "") -> AsyncGenerator[Event, None]:
         """Run this agent in `invocation`, yielding its events (the runner stores and streams them)."""

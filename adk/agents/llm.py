@@ -10,10 +10,14 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from contextlib import aclosing
 from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
+from adk.agents.output import CorrectOutput, Output
 from adk.agents.resume import RESUMING, finish_calls, pending_calls
+from adk.agents.tool import AgentTool, Relay
+from adk.agents.transfer import TRANSFER_TOOL, TransferTool, hand_over, transfer_targets, transferred
 from adk.approvals import Answer, Approve, Pending, Reject, ToolResult
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import Deferred, Halted, Replaced
@@ -87,7 +91,11 @@ async def _close(stream: AsyncIterator[LlmResponse]) -> None:
 class LlmAgent(BaseAgent):
     """An agent that calls `model` with `instruction` and the conversation, and runs `tools`.
 
-    Tools are `BaseTool`s or plain typed functions (wrapped in a `FunctionTool`).
+    Tools are `BaseTool`s, plain typed functions (wrapped in a `FunctionTool`) or agents
+    (wrapped in an `AgentTool`). With `sub_agents`, or under an `LlmAgent` parent, the model is
+    offered `transfer_to_agent` (docs/agents.md). With `output_type`, the final answer is JSON
+    of that type, validated, and corrected up to `output_retries` times; `output_key` stores it
+    (or, without a type, the answer's text) in session state.
 
     The tool calls of one response run concurrently; their results go back in call order, and
     one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
@@ -99,30 +107,63 @@ class LlmAgent(BaseAgent):
         *,
         model: Model,
         instruction: str = "",
-        tools: Sequence[BaseTool | Toolset | Callable[..., Any]] = (),
+        tools: Sequence[BaseTool | Toolset | BaseAgent | Callable[..., Any]] = (),
         callbacks: Iterable[AnyCallback] | Callbacks = (),
         max_iterations: int = 10,
         retry_policy: RetryPolicy | None = None,
         description: str = "",
+        sub_agents: Sequence[BaseAgent] = (),
+        disallow_transfer_to_parent: bool = False,
+        disallow_transfer_to_peers: bool = False,
+        output_type: type[Any] | None = None,
+        output_key: str | None = None,
+        output_retries: int = 2,
     ) -> None:
-        super().__init__(name, description=description, callbacks=callbacks)
+        self.disallow_transfer_to_parent = disallow_transfer_to_parent
+        self.disallow_transfer_to_peers = disallow_transfer_to_peers
+        super().__init__(name, description=description, callbacks=callbacks, sub_agents=sub_agents)
         if max_iterations < 1:
             raise ValueError(f"agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
+        if output_retries < 0:
+            raise ValueError(f"agent {name!r}: output_retries must be 0 or more, got {output_retries}")
         self.model = model
         self.instruction = instruction
         self.toolsets = [t for t in tools if isinstance(t, Toolset)]
         """Sources of tools listed before each model call (`adk.mcp.McpToolset`)."""
         made = [
-            t if isinstance(t, BaseTool) else FunctionTool(t) for t in tools if not isinstance(t, Toolset)
+            t if isinstance(t, BaseTool) else AgentTool(t) if isinstance(t, BaseAgent) else FunctionTool(t)
+            for t in tools
+            if not isinstance(t, Toolset)
         ]
         self._own_tools = self.tools = {t.name: t for t in made}
         if len(self.tools) != len(made):
             raise ValueError(f"agent {name!r} has two tools with the same name")
+        if TRANSFER_TOOL in self.tools:
+            raise ValueError(f"agent {name!r}: the tool name {TRANSFER_TOOL!r} is kept for transfers")
         self.max_iterations = max_iterations
         self.retry_policy = retry_policy
-        self._declarations = [t.declaration for t in made]
+        self._output = Output(name, output_type, output_key) if output_type or output_key else None
+        self._correct = Callbacks.of([CorrectOutput(name, output_retries)]) if output_type else Callbacks.of()
+        self._relays = any(isinstance(t, AgentTool) for t in made)
+        """Whether some tool is an agent, whose events stream out while the tool calls run."""
+        self._transfer: TransferTool | None = None
+        self._set_transfer()
         self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
         """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
+
+    def _adopted(self) -> None:
+        self._set_transfer()
+
+    def _set_transfer(self) -> None:
+        """Offer `transfer_to_agent` if this agent can reach another (again when it gets a parent)."""
+        own = self._own_tools
+        own.pop(TRANSFER_TOOL, None)
+        targets = transfer_targets(self)
+        self._transfer = TransferTool(self, targets) if targets else None
+        if self._transfer is not None:
+            own[TRANSFER_TOOL] = self._transfer
+        self.tools = own
+        self._declarations = [t.declaration for t in own.values()]
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         invocation = ctx.invocation
@@ -132,7 +173,7 @@ class LlmAgent(BaseAgent):
         if cached is not None and cached[0] is hooks and cached[1] is policy:
             recovery = cached[2]
         else:  # concatenating on every run would cost more than the callbacks themselves
-            recovery = hooks + policy_callbacks(policy)
+            recovery = hooks + self._correct + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
         # The session's history is shared and only ever extended: its first `known` messages are
         # this turn's past, and `turn` what the turn added since.
@@ -167,6 +208,7 @@ class LlmAgent(BaseAgent):
                 messages=history[:known] + turn,
                 tools=[*self._declarations, *client] if client else self._declarations,
                 stream=invocation.stream,
+                response_format=self._output.response_format if self._output is not None else None,
             )
             response: Event | None = None
             envelope = self._call_model(ctx, request, recovery, policy)
@@ -174,6 +216,8 @@ class LlmAgent(BaseAgent):
                 async for event in envelope:
                     if not event.is_partial:
                         response = event
+                        if self._output is not None and not event.tool_calls:
+                            self._output.settle(ctx, event)  # before it goes: it carries the output_key
                     yield event
             finally:
                 await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
@@ -184,12 +228,24 @@ class LlmAgent(BaseAgent):
             calls = response.tool_calls
             if not calls:
                 return
-            results = await self._call_tools(ctx, calls, recovery, policy)
+            if self._relays:  # agent tools: their agents' events stream out while the calls run
+                relay = Relay(self._call_tools(ctx, calls, recovery, policy))
+                async with aclosing(relay.events()) as relayed:
+                    async for event in relayed:
+                        yield event
+                results = relay.result
+            else:
+                results = await self._call_tools(ctx, calls, recovery, policy)
             for result in results:
                 yield result
                 turn.extend(c.message for c in result.choices if c.message is not None)
             if _waits(results):  # a call waits for a person or a result: the run pauses here
                 invocation.end_invocation()
+                return
+            target = transferred(invocation, calls) if self._transfer is not None else None
+            if target is not None:
+                async for event in hand_over(ctx, target):
+                    yield event
                 return
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
@@ -245,6 +301,8 @@ class LlmAgent(BaseAgent):
                     await _close(stream)
                 if response is None:
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
+                if self._output is not None and self._output.type is not None and not response.tool_calls:
+                    self._output.check(response)  # an OutputValidationError goes to on_model_error
                 final = response
                 break
             except Exception as error:

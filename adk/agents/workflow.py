@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
+from adk.agents.conditions import Condition
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import AgentContext
@@ -70,7 +71,11 @@ class ParallelAgent(BaseAgent):
 
 
 class LoopAgent(BaseAgent):
-    """Runs its sub-agents in order, again and again, until one escalates or `max_iterations`."""
+    """Runs its sub-agents in order, again and again, until one escalates, `until` holds, or `max_iterations`.
+
+    `until` (a `Condition`, adk.agents.conditions) is judged after each sub-agent, on the state
+    and the complete events that sub-agent gave.
+    """
 
     def __init__(
         self,
@@ -78,22 +83,33 @@ class LoopAgent(BaseAgent):
         *,
         sub_agents: Sequence[BaseAgent],
         max_iterations: int = 10,
+        until: Condition | None = None,
         description: str = "",
         callbacks: Iterable[AnyCallback] | Callbacks = (),
     ) -> None:
         super().__init__(name, description=description, callbacks=callbacks, sub_agents=sub_agents)
         if max_iterations < 1:
             raise ValueError(f"loop agent {name!r}: max_iterations must be at least 1, got {max_iterations}")
+        if until is not None and not isinstance(until, Condition):
+            raise TypeError(
+                f"loop agent {name!r}: until={until!r} is not a Condition; use state_set, mentioned or"
+                " last_event (a predicate over the last event), combined with &, | and ~"
+            )
         self.max_iterations = max_iterations
+        self.until = until
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        until = self.until
         for _ in range(self.max_iterations):
             for agent in self.sub_agents:
                 if ctx.invocation.ended:
                     return
                 escalated = False
+                step: list[Event] = []
                 async for event in _relay(agent, ctx, ctx.branch):
                     escalated = escalated or event.actions.escalate
+                    if until is not None and not event.is_partial:
+                        step.append(event)
                     yield event
-                if escalated:
+                if escalated or (until is not None and until(ctx.state, step)):
                     return

@@ -14,7 +14,7 @@ import math
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import openai
@@ -48,7 +48,10 @@ class OpenAIModel:
     """A model reached through the chat-completions API.
 
     `api_key` and `base_url` default to `OPENAI_API_KEY` and `OPENAI_BASE_URL`, as in the SDK.
-    The request settings are defaults: a field set on the `LlmRequest` wins. `stream_usage` asks
+    The request settings are defaults: a field set on the `LlmRequest` wins. `schema_format` says
+    how a JSON schema asked for in `response_format` goes out: as OpenAI's `json_schema`, or as
+    `json_object` with the schema beside it, the form llama-cpp-python's server takes (it refuses
+    `json_schema`). `stream_usage` asks
     streams for token counts (`stream_options`); turn it off for a server that rejects the option.
     """
 
@@ -64,6 +67,7 @@ class OpenAIModel:
         max_tokens: int | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
+        schema_format: Literal["json_schema", "json_object"] = "json_schema",
         stream_usage: bool = True,
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -111,6 +115,7 @@ class OpenAIModel:
         }
         self._tool_choice = tool_choice
         self._stream_options = {"include_usage": True} if stream_usage else None
+        self._schema_as_json_object = schema_format == "json_object"
 
     @property
     def name(self) -> str:
@@ -146,6 +151,10 @@ class OpenAIModel:
             value = getattr(request, name)
             if value is not None:
                 body[name] = value
+        if self._schema_as_json_object:
+            asked = body.get("response_format")
+            if isinstance(asked, dict) and asked.get("type") == "json_schema":
+                body["response_format"] = {"type": "json_object", "schema": asked["json_schema"]["schema"]}
         if request.tools:
             body["tools"] = [
                 {

@@ -9,6 +9,11 @@ The contract, tested once for every store in tests/contract/:
   lease lasts, `acquire` by any other owner, in any process sharing the store, raises
   `SessionBusyError`, and so does an append through another owner's copy. A lease not renewed
   within `lease_ttl` seconds expires, so a worker that died frees its sessions.
+- **State scopes.** A state key prefixed `user:` is shared by every session of the user, one
+  prefixed `app:` by every session in the store, and one prefixed `temp:` is never stored; other
+  keys belong to the session. A store keeps the user's and the app's keys apart from the
+  session's (`split_delta`), and gives each session it returns their current values merged into
+  its state (`merge_scopes`); `user_state` and `app_state` read them alone.
 """
 
 from __future__ import annotations
@@ -22,15 +27,29 @@ from adk.errors import SessionBusyError, StaleSessionError
 from adk.events import Event, Message
 
 __all__ = [
+    "APP_PREFIX",
     "DEFAULT_LEASE_TTL",
+    "TEMP_PREFIX",
+    "USER_PREFIX",
+    "ScopedDelta",
     "Session",
     "SessionService",
     "apply_event",
     "apply_state_delta",
     "busy",
+    "merge_scopes",
     "missing_session",
+    "split_delta",
     "stale",
 ]
+
+USER_PREFIX = "user:"
+"""State keys shared by every session of one user."""
+APP_PREFIX = "app:"
+"""State keys shared by every session in the store."""
+TEMP_PREFIX = "temp:"
+"""State keys that live for one invocation and are never stored."""
+_SCOPED = (USER_PREFIX, APP_PREFIX, TEMP_PREFIX)
 
 DEFAULT_LEASE_TTL = 10.0
 """Seconds a run's lease lasts unless renewed: how long a dead worker's session stays taken."""
@@ -121,12 +140,55 @@ _INTERRUPTED = "Error: the run was stopped before this call returned"
 
 
 def apply_state_delta(state: dict[str, Any], delta: Mapping[str, Any]) -> None:
-    """Apply `delta` to `state` in place: a key set to None is deleted, any other value replaces."""
+    """Apply `delta` to `state` in place: a key set to None is deleted, any other value replaces.
+
+    `temp:` keys are skipped: they are never stored.
+    """
     for key, value in delta.items():
         if value is None:
             state.pop(key, None)
-        else:
+        elif not key.startswith(TEMP_PREFIX):
             state[key] = value
+
+
+@dataclass(frozen=True, slots=True)
+class ScopedDelta:
+    """A state delta split by scope, as a store keeps it (`temp:` keys dropped)."""
+
+    session: dict[str, Any] = field(default_factory=dict)
+    user: dict[str, Any] = field(default_factory=dict)
+    """The `user:` keys (prefix kept), for every session of the event's user."""
+    app: dict[str, Any] = field(default_factory=dict)
+    """The `app:` keys (prefix kept), for every session in the store."""
+
+
+def split_delta(delta: Mapping[str, Any]) -> ScopedDelta:
+    """`delta` split into the session's keys, the user's and the app's; `temp:` keys are dropped.
+
+    A delta without scoped keys (the common case) comes back whole as the session's part.
+    """
+    if not any(key.startswith(_SCOPED) for key in delta):
+        return ScopedDelta(dict(delta))
+    scoped = ScopedDelta()
+    for key, value in delta.items():
+        if key.startswith(USER_PREFIX):
+            scoped.user[key] = value
+        elif key.startswith(APP_PREFIX):
+            scoped.app[key] = value
+        elif not key.startswith(TEMP_PREFIX):
+            scoped.session[key] = value
+    return scoped
+
+
+def merge_scopes(state: dict[str, Any], user: Mapping[str, Any], app: Mapping[str, Any]) -> None:
+    """Make `state` (a session's, in place) show `user` and `app` as the current scoped values.
+
+    Scoped keys `state` held from before and that are gone from the store are removed.
+    """
+    for key in [k for k in state if k.startswith(_SCOPED)]:
+        del state[key]
+    state.update(app)
+    state.update(user)
 
 
 def apply_event(session: Session, event: Event) -> None:
@@ -168,6 +230,14 @@ class SessionService(Protocol):
 
     async def list_sessions(self, user_id: str) -> list[str]:
         """The ids of `user_id`'s sessions, oldest first."""
+        ...
+
+    async def user_state(self, user_id: str) -> dict[str, Any]:
+        """The `user:` keys (prefix kept) that every session of `user_id` shares."""
+        ...
+
+    async def app_state(self) -> dict[str, Any]:
+        """The `app:` keys (prefix kept) that every session in the store shares."""
         ...
 
     async def acquire(

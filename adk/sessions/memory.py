@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 from adk.events import Event
 from adk.sessions.base import (
     Session,
     apply_event,
+    apply_state_delta,
     busy,
+    merge_scopes,
     missing_session,
+    split_delta,
     stale,
 )
 
@@ -30,16 +34,29 @@ class InMemorySessionService:
         self._sessions: dict[tuple[str, str], Session] = {}
         self._leases: dict[tuple[str, str], tuple[str, float]] = {}
         """(user id, session id) -> (owner, monotonic expiry)."""
+        self._users: dict[str, dict[str, Any]] = {}
+        """User id -> its `user:` state."""
+        self._app: dict[str, Any] = {}
+        """The `app:` state."""
+        self._scoped = False
+        """Whether any scoped key was ever stored: until then sessions need no refresh."""
+
+    def _fresh(self, session: Session) -> Session:
+        """`session` with the current `user:` and `app:` keys in its state."""
+        if self._scoped:
+            merge_scopes(session.state, self._users.get(session.user_id, {}), self._app)
+        return session
 
     async def get_or_create(self, user_id: str, session_id: str) -> Session:
         key = (user_id, session_id)
         session = self._sessions.get(key)
         if session is None:
             session = self._sessions[key] = Session(id=session_id, user_id=user_id)
-        return session
+        return self._fresh(session)
 
     async def get(self, user_id: str, session_id: str) -> Session | None:
-        return self._sessions.get((user_id, session_id))
+        session = self._sessions.get((user_id, session_id))
+        return None if session is None else self._fresh(session)
 
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
@@ -53,6 +70,12 @@ class InMemorySessionService:
         held = self._leases.get(key)
         if held is not None and held[0] != session.lease and held[1] > time.monotonic():
             raise busy(*key)
+        if event.actions.state_delta:
+            scoped = split_delta(event.actions.state_delta)
+            if scoped.user or scoped.app:
+                self._scoped = True
+                apply_state_delta(self._users.setdefault(session.user_id, {}), scoped.user)
+                apply_state_delta(self._app, scoped.app)
         apply_event(session, event)
         if stored is not session:
             apply_event(stored, event)
@@ -63,6 +86,12 @@ class InMemorySessionService:
 
     async def list_sessions(self, user_id: str) -> list[str]:
         return [sid for (uid, sid) in self._sessions if uid == user_id]
+
+    async def user_state(self, user_id: str) -> dict[str, Any]:
+        return dict(self._users.get(user_id, {}))
+
+    async def app_state(self) -> dict[str, Any]:
+        return dict(self._app)
 
     async def acquire(
         self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None

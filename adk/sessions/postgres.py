@@ -18,7 +18,16 @@ import pydantic_core
 from pydantic import TypeAdapter
 
 from adk.events import Event
-from adk.sessions.base import DEFAULT_LEASE_TTL, Session, apply_event, busy, missing_session, stale
+from adk.sessions.base import (
+    DEFAULT_LEASE_TTL,
+    ScopedDelta,
+    Session,
+    apply_event,
+    busy,
+    missing_session,
+    split_delta,
+    stale,
+)
 from adk.sessions.sqlite import _event_json
 
 if TYPE_CHECKING:
@@ -26,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresSessionService"]
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _BATCH = 500
 _Append = tuple[str, str, int, float, str | None, str | None, str | None, str]
@@ -57,8 +66,31 @@ def _schema(s: str) -> list[str]:
             event json NOT NULL,
             PRIMARY KEY (session, seq)
         )""",
+        *_scoped_state(s),
         f"INSERT INTO {s}.schema_version VALUES ({_SCHEMA_VERSION})",
     ]
+
+
+def _scoped_state(s: str) -> list[str]:
+    """The table of the `user:` state of each user (scope 'user', owner: the user id) and of the
+    `app:` state (scope 'app', owner ''); version 2 added it."""
+    return [
+        f"""CREATE TABLE {s}.scoped_state (
+            scope text NOT NULL,
+            owner text NOT NULL,
+            state jsonb NOT NULL,
+            PRIMARY KEY (scope, owner)
+        )""",
+    ]
+
+
+def _with_scopes(s: str, state: str, user: str) -> str:
+    """SQL for a session's `state` with the current `app:` and `user:` state of `user` merged in."""
+    return (
+        f"({state} || coalesce((SELECT state FROM {s}.scoped_state WHERE scope = 'app' AND owner = ''),"
+        f" '{{}}') || coalesce((SELECT state FROM {s}.scoped_state WHERE scope = 'user' AND owner = {user}),"
+        " '{}'))::text"
+    )
 
 
 class PostgresSessionService:
@@ -104,7 +136,8 @@ class PostgresSessionService:
         self._opening = asyncio.Lock()
         s = schema
         self._sql_session = (
-            f"SELECT state::text, updated_at, (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
+            f"SELECT {_with_scopes(s, 'state', 'user_id')}, updated_at,"
+            f" (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
             f" FROM {s}.events WHERE session = pk)::text FROM {s}.sessions"
         )
         self._sql_acquire = (
@@ -114,7 +147,8 @@ class PostgresSessionService:
             f" lease_expires = excluded.lease_expires WHERE sessions.lease_owner IS NULL"
             f" OR sessions.lease_owner IN ($4, $6) OR sessions.lease_expires <= clock_timestamp()"
             f" RETURNING pk, state, updated_at)"
-            f" SELECT state::text, updated_at, (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
+            f" SELECT {_with_scopes(s, 'state', '$1')}, updated_at,"
+            f" (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
             f" FROM {s}.events WHERE session = t.pk)::text FROM t"
         )
         # Appends waiting while others are in flight go together, in one statement (group commit):
@@ -181,6 +215,11 @@ class PostgresSessionService:
                     for statement in _schema(self.schema):
                         await conn.execute(statement)
                 version = await conn.fetchval(f"SELECT max(version) FROM {self.schema}.schema_version")
+                if version == 1:
+                    for statement in _scoped_state(self.schema):
+                        await conn.execute(statement)
+                    await conn.execute(f"INSERT INTO {self.schema}.schema_version VALUES (2)")
+                    version = 2
                 if version != _SCHEMA_VERSION:
                     raise ConnectionError(
                         f"{where}: its schema version is {version},"
@@ -216,11 +255,10 @@ class PostgresSessionService:
         if event.is_partial:
             return
         text = _event_json(event)
-        delta = event.actions.state_delta
+        scoped = split_delta(event.actions.state_delta)
         changes = deleted = None
-        if delta:
-            changes = pydantic_core.to_json({k: v for k, v in delta.items() if v is not None}).decode()
-            deleted = pydantic_core.to_json([k for k, v in delta.items() if v is None]).decode()
+        if scoped.session:
+            changes, deleted = _changes(scoped.session)
         row = (
             session.user_id,
             session.id,
@@ -232,14 +270,50 @@ class PostgresSessionService:
             text,
         )
         pool = await self._connect()
-        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiting.append((row, done))
-        if self._flushing < self._sizes[1]:
-            self._flushing += 1
-            asyncio.get_running_loop().create_task(self._flush(pool))
-        if not await done:
+        if scoped.user or scoped.app:
+            stored = await self._append_scoped(pool, row, scoped)
+        else:
+            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            self._waiting.append((row, done))
+            if self._flushing < self._sizes[1]:
+                self._flushing += 1
+                asyncio.get_running_loop().create_task(self._flush(pool))
+            stored = await done
+        if not stored:
             await self._refused(pool, session)
         apply_event(session, event)
+
+    async def _append_scoped(self, pool: asyncpg.Pool, row: _Append, scoped: ScopedDelta) -> bool:
+        """An append that changes `user:` or `app:` state: alone, in one transaction with those changes."""
+        async with pool.acquire() as conn, conn.transaction():
+            if not await conn.fetch(self._sql_append, *([value] for value in row), [0]):
+                return False
+            for scope, owner, part in (("user", row[0], scoped.user), ("app", "", scoped.app)):
+                if part:
+                    changes = _changes(part)[0]
+                    await conn.execute(
+                        f"INSERT INTO {self.schema}.scoped_state AS t (scope, owner, state)"
+                        " VALUES ($1, $2, $3::jsonb - $4::text[]) ON CONFLICT (scope, owner)"
+                        " DO UPDATE SET state = (t.state || $3::jsonb) - $4::text[]",
+                        scope,
+                        owner,
+                        changes,
+                        [key for key, value in part.items() if value is None],
+                    )
+        return True
+
+    async def user_state(self, user_id: str) -> dict[str, Any]:
+        return await self._scoped("user", user_id)
+
+    async def app_state(self) -> dict[str, Any]:
+        return await self._scoped("app", "")
+
+    async def _scoped(self, scope: str, owner: str) -> dict[str, Any]:
+        pool = await self._connect()
+        query = f"SELECT state::text FROM {self.schema}.scoped_state WHERE scope = $1 AND owner = $2"
+        text = await pool.fetchval(query, scope, owner)
+        state: dict[str, Any] = {} if text is None else pydantic_core.from_json(text)
+        return state
 
     async def _flush(self, pool: asyncpg.Pool) -> None:
         """Send the appends waiting, in batches, until none is left."""
@@ -348,6 +422,13 @@ class PostgresSessionService:
 
     def __repr__(self) -> str:
         return f"PostgresSessionService({_redacted(self.url)!r}, schema={self.schema!r})"
+
+
+def _changes(delta: dict[str, Any]) -> tuple[str, str]:
+    """A delta as the JSON the append statement takes: the values set, and the keys deleted."""
+    changes = pydantic_core.to_json({k: v for k, v in delta.items() if v is not None}).decode()
+    deleted = pydantic_core.to_json([k for k, v in delta.items() if v is None]).decode()
+    return changes, deleted
 
 
 def _settle(done: asyncio.Future[bool], stored: bool = False, *, error: Exception | None = None) -> None:

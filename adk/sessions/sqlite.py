@@ -29,7 +29,9 @@ from adk.sessions.base import (
     apply_event,
     apply_state_delta,
     busy,
+    merge_scopes,
     missing_session,
+    split_delta,
     stale,
 )
 
@@ -37,7 +39,15 @@ __all__ = ["SqliteSessionService"]
 
 T = TypeVar("T")
 
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
+# The `user:` state of each user (scope 'user', owner: the user id) and the `app:` state (scope
+# 'app', owner ''), as JSON objects.
+_SCOPED_STATE = """CREATE TABLE scoped_state (
+    scope TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (scope, owner)
+) WITHOUT ROWID"""
 _SCHEMA = (
     # state: the session state as a JSON object; last_seq: the seq of its last event;
     # lease_owner / lease_expires: the run lease (expiry in time.time() seconds).
@@ -59,12 +69,14 @@ _SCHEMA = (
         event TEXT NOT NULL,
         PRIMARY KEY (session, seq)
     ) WITHOUT ROWID""",
+    _SCOPED_STATE,
 )
 _MIGRATIONS = {
     1: (
         "ALTER TABLE sessions ADD COLUMN lease_owner TEXT",
         "ALTER TABLE sessions ADD COLUMN lease_expires REAL NOT NULL DEFAULT 0",
     ),
+    2: (_SCOPED_STATE,),
 }
 """The statements that take a database from a version to the next."""
 
@@ -191,13 +203,15 @@ class SqliteSessionService:
             return None
         pk, state, updated_at = row
         events = conn.execute("SELECT event FROM events WHERE session = ? ORDER BY seq", (pk,))
-        return Session(
+        session = Session(
             id=session_id,
             user_id=user_id,
             state=pydantic_core.from_json(state),
             events=[Event.model_validate_json(text) for (text,) in events],
             updated_at=updated_at,
         )
+        merge_scopes(session.state, _scoped(conn, "user", user_id), _scoped(conn, "app", ""))
+        return session
 
     def _refresh(self, conn: sqlite3.Connection, user_id: str, session_id: str) -> Session | None:
         """The session for a run: the one the last run took, with the events stored since, if that
@@ -232,6 +246,7 @@ class SqliteSessionService:
                     session.events.extend(Event.model_validate_json(text) for (text,) in rows)
                 session.state.clear()
                 session.state.update(pydantic_core.from_json(state))
+                merge_scopes(session.state, _scoped(conn, "user", user_id), _scoped(conn, "app", ""))
                 session.updated_at = updated_at
         if session is None:
             session = self._load(conn, user_id, session_id)
@@ -248,7 +263,8 @@ class SqliteSessionService:
         apply_event(session, event)
 
     def _append(self, session: Session, event: Event, text: str) -> None:
-        delta = event.actions.state_delta
+        scoped = split_delta(event.actions.state_delta)
+        delta = scoped.session
         with self._transaction() as conn:
             row = conn.execute(
                 "SELECT pk, last_seq, lease_owner, lease_expires, state FROM sessions"
@@ -275,6 +291,15 @@ class SqliteSessionService:
                     "UPDATE sessions SET last_seq = ?, state = ?, updated_at = ? WHERE pk = ?",
                     (seq, pydantic_core.to_json(stored).decode(), event.timestamp, pk),
                 )
+            for scope, owner, part in (("user", session.user_id, scoped.user), ("app", "", scoped.app)):
+                if part:
+                    merged = _scoped(conn, scope, owner)
+                    apply_state_delta(merged, part)
+                    conn.execute(
+                        "INSERT INTO scoped_state (scope, owner, state) VALUES (?, ?, ?)"
+                        " ON CONFLICT DO UPDATE SET state = excluded.state",
+                        (scope, owner, pydantic_core.to_json(merged).decode()),
+                    )
 
     async def delete(self, user_id: str, session_id: str) -> None:
         await self._call(self._delete, user_id, session_id)
@@ -294,6 +319,12 @@ class SqliteSessionService:
     def _list(self, user_id: str) -> list[str]:
         rows = self._conn.execute("SELECT id FROM sessions WHERE user_id = ? ORDER BY pk", (user_id,))
         return [sid for (sid,) in rows]
+
+    async def user_state(self, user_id: str) -> dict[str, Any]:
+        return await self._call(_scoped, self._conn, "user", user_id)
+
+    async def app_state(self) -> dict[str, Any]:
+        return await self._call(_scoped, self._conn, "app", "")
 
     async def acquire(
         self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
@@ -335,6 +366,14 @@ class SqliteSessionService:
 
     def __repr__(self) -> str:
         return f"SqliteSessionService({self.path!r})"
+
+
+def _scoped(conn: sqlite3.Connection, scope: str, owner: str) -> dict[str, Any]:
+    """The stored `user:` state of user `owner` (scope 'user'), or the `app:` state (scope 'app')."""
+    query = "SELECT state FROM scoped_state WHERE scope = ? AND owner = ?"
+    row = conn.execute(query, (scope, owner)).fetchone()
+    state: dict[str, Any] = {} if row is None else pydantic_core.from_json(row[0])
+    return state
 
 
 def _event_json(event: Event) -> str:

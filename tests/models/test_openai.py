@@ -625,6 +625,28 @@ async def test_the_models_defaults_apply_and_tool_choice_goes_only_with_tools(
     ]
 
 
+async def test_a_json_schema_goes_out_as_asked_or_as_json_object_with_the_schema(
+    model: Callable[..., OpenAIModel],
+) -> None:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    asked = {"type": "json_schema", "json_schema": {"name": "Verdict", "schema": schema}}
+    server = FakeServer(completion(), completion(), completion())
+    plain = model(server)
+    llama_cpp_python = model(server, schema_format="json_object")
+
+    await collect(plain, LlmRequest(messages=[Message.user("Hi")], response_format=asked))
+    await collect(llama_cpp_python, LlmRequest(messages=[Message.user("Hi")], response_format=asked))
+    await collect(
+        llama_cpp_python, LlmRequest(messages=[Message.user("Hi")], response_format={"type": "text"})
+    )
+
+    assert [b["response_format"] for b in server.bodies] == [
+        asked,
+        {"type": "json_object", "schema": schema},
+        {"type": "text"},
+    ]
+
+
 # --- configuration -------------------------------------------------------------------------------
 
 
