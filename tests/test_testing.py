@@ -57,17 +57,6 @@ async def test_a_streamed_text_goes_out_word_by_word_then_complete() -> None:
     assert {r.id for r in got} == {got[-1].id}
 
 
-async def test_a_stream_step_that_completes_goes_out_in_its_own_chunks_once() -> None:
-    model = ScriptedModel([Stream(["Hel", "lo w", "orld"])])
-    got = await answers(model, LlmRequest(stream=True))
-    assert [(r.content, r.is_partial) for r in got] == [
-        ("Hel", True),
-        ("lo w", True),
-        ("orld", True),
-        ("Hello world", False),
-    ]
-
-
 async def test_a_streamed_tool_call_streams_its_arguments_after_the_text() -> None:
     model = ScriptedModel([LlmResponse.calls(call("t", "c1", q="a b"), call("u", "c2"), content="On it")])
     got = await answers(model, LlmRequest(stream=True))
@@ -88,6 +77,17 @@ async def test_a_streamed_tool_call_streams_its_arguments_after_the_text() -> No
         (True, "", [("c2", "u", "{}")]),
     ]
     assert (got[-1].is_partial, got[-1].tool_calls) == (False, (call("t", "c1", q="a b"), call("u", "c2")))
+
+
+async def test_a_stream_step_that_completes_goes_out_in_its_own_chunks_once() -> None:
+    model = ScriptedModel([Stream(["Hel", "lo w", "orld"])])
+    got = await answers(model, LlmRequest(stream=True))
+    assert [(r.content, r.is_partial) for r in got] == [
+        ("Hel", True),
+        ("lo w", True),
+        ("orld", True),
+        ("Hello world", False),
+    ]
 
 
 async def test_calling_more_times_than_scripted_is_a_clear_error() -> None:
