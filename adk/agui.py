@@ -150,7 +150,10 @@ class AguiTranslator:
       (JSON Patch `add` / `remove` per key);
     - each callback decision (`Event.fresh_decisions()`: a halt, a replaced output, a retry, a
       fallback, told as it happens): a CUSTOM event named `adk.decision` whose value is the
-      decision's fields, before the event's own translation.
+      decision's fields, before the event's own translation;
+    - with `details`, every complete adk event also goes out whole, first: a CUSTOM event named
+      `adk.event` whose value is the event's JSON (for a client that shows every step, such as
+      the `adk web` page).
 
     Nothing follows RUN_FINISHED or RUN_ERROR. Message ids are minted here; tool call ids are
     adk's. The messages of the snapshots are those the client sent (`messages`) followed by
@@ -164,6 +167,7 @@ class AguiTranslator:
         "_client",
         "_continue_on_error",
         "_continue_on_response",
+        "_details",
         "_done",
         "_keys",
         "_messages",
@@ -181,9 +185,11 @@ class AguiTranslator:
         messages: Sequence[AguiMessage] = (),
         continue_on_error: bool = False,
         continue_on_response: bool = False,
+        details: bool = False,
     ) -> None:
         callbacks = Callbacks.of(callbacks)
         self.ctx = ctx
+        self._details = details
         self._before = callbacks.get(BEFORE_TRANSLATE)
         self._after = callbacks.get(AFTER_TRANSLATE)
         self._continue_on_error = continue_on_error
@@ -231,6 +237,10 @@ class AguiTranslator:
         if self._before:
             event = await self._replace(self._before, BEFORE_TRANSLATE, event)
         out: list[BaseEvent] = []
+        if self._details and not event.is_partial:
+            from ag_ui.core import CustomEvent
+
+            out.append(CustomEvent(name="adk.event", value=event.model_dump(mode="json")))
         if event.decisions:
             _decisions(event, out)
         match event.object:
@@ -644,6 +654,7 @@ class _Endpoint:
     reconnect_wait: float
     continue_on_error: bool
     continue_on_response: bool
+    details: bool = False
     runs: dict[tuple[str, str], _Served] = field(default_factory=dict)
     """The runs being streamed, by (user, thread)."""
 
@@ -658,7 +669,7 @@ class _Endpoint:
                 raise _BadInput(
                     415, f"the request body must be application/json, not {media_type or 'untyped'}"
                 )
-            user_id = await self._user(request)
+            user_id = await user_of(self.identity, request)
             run, answer = _parse(await _read_body(request.headers, receive, self.max_body))
             session = await self.runner.session_service.get(user_id, run.thread_id)
             message = _answered(answer, session)
@@ -692,18 +703,6 @@ class _Endpoint:
         ):
             raise error  # a failure to send, not of the run (the run's failures are RUN_ERROR events)
 
-    async def _user(self, request: Request) -> str:
-        if self.identity is None:
-            return "anonymous"
-        user: object = self.identity(request)
-        if inspect.isawaitable(user):
-            user = await user
-        if user is None:
-            raise _BadInput(401, "the request carries no identity this server accepts")
-        if isinstance(user, str) and user:
-            return user
-        raise TypeError(f"the identity function returned {user!r}, not a user id (a non-empty str) or None")
-
     def _state_delta(self, run: RunAgentInput, session: Session | None) -> dict[str, Any]:
         """The keys of the client's state that differ from the session's (None deletes a key)."""
         if not self.client_state or not run.state:
@@ -734,6 +733,7 @@ class _Endpoint:
             messages=run.messages,
             continue_on_error=self.continue_on_error,
             continue_on_response=self.continue_on_response,
+            details=self.details,
         )
         runner = self.runner
         key = (user_id, run.thread_id)
@@ -795,6 +795,20 @@ class _Endpoint:
             return events, first
 
 
+async def user_of(identity: Identity | None, request: Request) -> str:
+    """The user `identity` names for `request` (`anonymous` without one); 401 if it names none."""
+    if identity is None:
+        return "anonymous"
+    user: object = identity(request)
+    if inspect.isawaitable(user):
+        user = await user
+    if user is None:
+        raise _BadInput(401, "the request carries no identity this server accepts")
+    if isinstance(user, str) and user:
+        return user
+    raise TypeError(f"the identity function returned {user!r}, not a user id (a non-empty str) or None")
+
+
 async def _pump(chunks: AsyncGenerator[bytes, None], send: Send) -> None:
     """Send `chunks` as the response body, and close them however this ends."""
     try:
@@ -822,6 +836,7 @@ def create_app(
     reconnect_wait: float = RECONNECT_WAIT,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    details: bool = False,
 ) -> Starlette:
     """A Starlette app whose POST `path` runs `runner` for an AG-UI `RunAgentInput`, streaming SSE.
 
@@ -830,7 +845,8 @@ def create_app(
     over `max_body` bytes (413) and other than `application/json` (415) are refused unread;
     browsers on `cors_origins` (none by default) may call it. Bad input gets a 4xx naming the
     problem; a failure once the stream has started is a RUN_ERROR event. With `client_state`,
-    the client's `state` changes the session's. Translate callbacks are resolved here, once.
+    the client's `state` changes the session's. With `details`, every complete adk event also
+    goes out as a CUSTOM `adk.event`. Translate callbacks are resolved here, once.
     """
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -849,6 +865,7 @@ def create_app(
         reconnect_wait,
         continue_on_error,
         continue_on_response,
+        details,
     )
     middleware = []
     if cors_origins:

@@ -1,8 +1,9 @@
-"""The `adk` command line: play the demo, chat with your agent, or serve it over AG-UI.
+"""The `adk` command line: play the demo, chat with your agent, serve it over AG-UI or on a web page.
 
-    adk demo [--model openai:<name>] [--wait S] [--pace S] [--log-level LEVEL]
-    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL] [--log-level LEVEL]
+    adk demo [--model openai:<name>] [--wait S] [--pace S] [--log-level LEVEL] [--verbose]
+    adk run path/to/agent.py [-m MESSAGE] [--session ID] [--user ID] [--sessions PATH|URL] [--verbose] ...
     adk serve path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL] [--identity M:F] ...
+    adk web path/to/agent.py [--host HOST] [--port PORT] [--sessions PATH|URL] [--identity M:F] ...
 
 A run is shown as it happens: streamed text, tool calls and their results, and what callbacks
 decided (a halt, a replaced output, a retry and its wait, a fallback), all read from the run's
@@ -55,20 +56,31 @@ class Display:
     """
 
     def __init__(
-        self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        *,
+        color: bool | None = None,
+        verbose: bool = False,
     ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.color = _wants_color(self.out) if color is None else color
+        self.verbose = verbose
+        """Whether every complete event (and every decision it records) gets a line of its own too."""
         self.failed = False
         """Whether an error event was shown."""
         self._open: tuple[str, str] | None = None
         """The (branch, author) whose streamed text is on the current line."""
 
     def show(self, event: Event) -> None:
-        """Show one event of the run."""
-        if event.author == "user":
-            return
+        """Show one event of the run (and, when verbose, a line of what it records)."""
+        if event.author != "user":
+            self._show(event)
+        if self.verbose and (not event.is_partial or event.decisions):
+            self._trace(event)
+
+    def _show(self, event: Event) -> None:
         match event.object:
             case ObjectType.CHAT_COMPLETION_CHUNK:
                 if event.content:
@@ -131,6 +143,20 @@ class Display:
                     self._note("⏸", f"{who} deferred {target} for approval: {reason}", "35")
                 case unreachable:
                     assert_never(unreachable)
+
+    def _trace(self, event: Event) -> None:
+        """One line for the event: who, where, what, the model's usage, the state it changed, and
+        each decision it records (`by → kind`), repeats included."""
+        self._close()
+        parts = [event.author, f"[{event.branch}]" if event.branch else "", event.object]
+        if event.model:
+            parts.append(f"model {event.model}")
+        if event.usage is not None:
+            parts.append(f"{event.usage.prompt_tokens} in / {event.usage.completion_tokens} out tokens")
+        if event.actions.state_delta:
+            parts.append(f"Δ {json.dumps(event.actions.state_delta, ensure_ascii=False, default=str)}")
+        parts += (f"{d.by.removeprefix('callback:')} → {d.kind}" for d in event.decisions)
+        self._write(self._style(f"  · {' '.join(p for p in parts if p)}", "2") + "\n")
 
     def _response(self, event: Event) -> None:
         key = (event.branch, event.author)
@@ -446,7 +472,8 @@ def _chat(turn: Callable[[str], bool], display: Display) -> int:
             ok = turn(line) and ok
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, display: Display) -> int:
+    """`adk serve` (the AG-UI endpoint) or `adk web` (the page and the endpoint)."""
     if not args.identity and not args.insecure_anonymous and not is_loopback(args.host):
         raise CliError(
             f"refusing to serve on {args.host} without --identity MODULE:FUNCTION: every client would be "
@@ -455,26 +482,43 @@ def _serve(args: argparse.Namespace) -> int:
     runner = load_runner(args.path, args.sessions)  # first, so that the identity may live beside the agent
     try:
         identity = _function(args.identity, "--identity") if args.identity else None
-        from adk.agui import serve
+        if args.command == "web":
+            from adk.web import serve_web
 
-        serve(
-            runner,
-            args.host,
-            args.port,
-            identity=identity,
-            insecure_anonymous=args.insecure_anonymous,
-            max_body=args.max_body,
-            cors_origins=args.cors_origin,
-        )
+            display.info(f"adk web: open http://{_url_host(args.host)}:{args.port}/")
+            serve_web(
+                runner,
+                args.host,
+                args.port,
+                identity=identity,
+                insecure_anonymous=args.insecure_anonymous,
+                max_body=args.max_body,
+            )
+        else:
+            from adk.agui import serve
+
+            serve(
+                runner,
+                args.host,
+                args.port,
+                identity=identity,
+                insecure_anonymous=args.insecure_anonymous,
+                max_body=args.max_body,
+                cors_origins=args.cors_origin,
+            )
     except ModuleNotFoundError as e:
         if (e.name or "").partition(".")[0] not in _AGUI_PACKAGES:
             raise
         raise CliError(
-            f"adk serve needs the agui extra: pip install 'adk[agui]' (no module {e.name!r})"
+            f"adk {args.command} needs the agui extra: pip install 'adk[agui]' (no module {e.name!r})"
         ) from e
     finally:
         _close(runner)
     return 0
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _function(spec: str, option: str) -> Callable[..., Any]:
@@ -539,6 +583,15 @@ def _parser() -> argparse.ArgumentParser:
             help="show adk's log records from this level on, on stderr (default: warnings only)",
         )
 
+    def verbose(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="also show every event: its author, branch, kind, model, tokens, state change and "
+            "the callback decisions it records",
+        )
+
     demo = commands.add_parser("demo", help="play a demo conversation (no API key needed)")
     demo.add_argument(
         "--model", help="play it on a real model: openai:<name> (OPENAI_BASE_URL, OPENAI_API_KEY)"
@@ -551,6 +604,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sessions(demo, "keep the demo's session in this SQLite file or postgresql:// URL (default: in memory)")
     log_level(demo)
+    verbose(demo)
 
     run = commands.add_parser("run", help="chat with the agent (or runner) defined in a Python file")
     run.add_argument("path", help="a Python file defining `agent` or `runner`")
@@ -561,30 +615,35 @@ def _parser() -> argparse.ArgumentParser:
     )
     sessions(run, store_help)
     log_level(run)
+    verbose(run)
+
+    def served(p: argparse.ArgumentParser) -> None:
+        p.add_argument("path", help="a Python file defining `agent` or `runner`")
+        p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)")
+        p.add_argument("--port", type=int, default=8000, help="the port (default: %(default)s)")
+        p.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
+        p.add_argument(
+            "--identity",
+            metavar="MODULE:FUNCTION",
+            help="a function of the request returning its user id, or None to refuse it (401); "
+            "required beyond loopback (default: every client is 'anonymous')",
+        )
+        p.add_argument(
+            "--insecure-anonymous",
+            action="store_true",
+            help="serve beyond loopback without --identity: anyone can read any thread they name",
+        )
+        p.add_argument(
+            "--max-body",
+            type=_bytes,
+            default=MAX_BODY,
+            metavar="BYTES",
+            help="refuse larger request bodies with 413 (default: %(default)s)",
+        )
+        log_level(p)
 
     serve = commands.add_parser("serve", help="serve the agent in a Python file over AG-UI (the agui extra)")
-    serve.add_argument("path", help="a Python file defining `agent` or `runner`")
-    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)")
-    serve.add_argument("--port", type=int, default=8000, help="the port (default: %(default)s)")
-    serve.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
-    serve.add_argument(
-        "--identity",
-        metavar="MODULE:FUNCTION",
-        help="a function of the request returning its user id, or None to refuse it (401); "
-        "required beyond loopback (default: every client is 'anonymous')",
-    )
-    serve.add_argument(
-        "--insecure-anonymous",
-        action="store_true",
-        help="serve beyond loopback without --identity: anyone can read any thread they name",
-    )
-    serve.add_argument(
-        "--max-body",
-        type=_bytes,
-        default=MAX_BODY,
-        metavar="BYTES",
-        help="refuse larger request bodies with 413 (default: %(default)s)",
-    )
+    served(serve)
     serve.add_argument(
         "--cors-origin",
         action="append",
@@ -592,7 +651,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="let browsers on this origin call the endpoint; repeat for more (default: none)",
     )
-    log_level(serve)
+    web = commands.add_parser(
+        "web", help="chat with the agent in a Python file on a web page, and watch it work (the agui extra)"
+    )
+    served(web)
     return parser
 
 
@@ -609,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger = logging.getLogger("adk")
         logger.addHandler(handler)
         logger.setLevel(args.log_level.upper())
-    display = Display()
+    display = Display(verbose=getattr(args, "verbose", False))
     try:
         match args.command:
             case "demo":
@@ -617,7 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             case "run":
                 return _run(args, display)
             case _:
-                return _serve(args)
+                return _serve(args, display)
     except CliError as e:
         display.err.write(f"adk: {e}\n")
         return 1

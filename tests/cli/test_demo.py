@@ -10,7 +10,7 @@ import pytest
 
 from adk import LlmRequest, Message
 from adk.cli import main
-from adk.demo import DemoModel
+from adk.demo import TURNS, DemoModel
 from adk.recovery import Testing
 from adk.sessions.sqlite import SqliteSessionService
 
@@ -122,3 +122,16 @@ def test_demo_refuses_a_negative_or_unreadable_time(
     assert capsys.readouterr().err.endswith(
         f"adk demo: error: argument {option}: expected a number of seconds, 0 or more, not {value!r}\n"
     )
+
+
+def test_demo_verbose_shows_every_event_and_the_decisions_it_records(
+    capsys: pytest.CaptureFixture[str], testing: Testing
+) -> None:
+    assert main(["demo", "--verbose", "--pace", "0", "--wait", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("  · user chat.completion\n") == len(TURNS)
+    assert out.count("  · assistant runner.completion\n") == len(TURNS)
+    assert "  · assistant chat.completion Guardrail.before_model → halted\n" in out
+    assert "  · assistant attempt.failed RetryThenFallback.on_model_error → retried\n" in out
+    assert "  · assistant attempt.failed RetryThenFallback.on_model_error → fell_back\n" in out
+    assert "  · assistant chat.completion model backup RetryThenFallback.on_model_error → fell_back\n" in out
