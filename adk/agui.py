@@ -10,12 +10,15 @@ server is made, so importing this module (and `adk`) stays cheap without them.
   raises or returns something else stops the run with a `CallbackError` naming it (unless
   `continue_on_error`).
 - `create_app(runner)` is a Starlette app whose POST endpoint takes a `RunAgentInput` and
-  streams the run as SSE; `serve(agent_or_runner)` runs it with uvicorn.
+  streams the run as SSE: threads scoped to the user an `identity` function names, bodies
+  limited, JSON only, CORS for the origins given, frontend tools and shared state;
+  `serve(agent_or_runner)` runs it with uvicorn, on loopback unless there is an identity.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from adk.callbacks.chain import run_chain
 from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks
-from adk.errors import CallbackError
-from adk.events import ErrorInfo, Event, ObjectType, new_id
+from adk.errors import CallbackError, SessionBusyError
+from adk.events import ErrorInfo, Event, ObjectType, ToolCall, new_id
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent, RunAgentInput
@@ -34,15 +37,21 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
     from adk.agents.base import BaseAgent
+    from adk.events import ToolDeclaration
     from adk.runner import Runner
+    from adk.sessions.base import Session
 
 __all__ = [
+    "MAX_BODY",
+    "RECONNECT_WAIT",
     "AfterTranslate",
     "AguiTranslator",
     "BeforeTranslate",
+    "Identity",
     "TranslateCallback",
     "TranslateContext",
     "create_app",
+    "is_loopback",
     "serve",
 ]
 
@@ -99,12 +108,24 @@ TranslateCallback: TypeAlias = BeforeTranslate | AfterTranslate | type[BeforeTra
 
 
 @dataclass(slots=True)
-class _OpenText:
-    """A text message whose START went out and whose END has not."""
+class _Streaming:
+    """What a branch's model response has streamed so far: its text message and its tool calls."""
 
-    id: str
     name: str | None
-    parts: list[str] = field(default_factory=list)
+    text_id: str | None = None
+    """The text message, once started; it ends when the response completes."""
+    text: list[str] = field(default_factory=list)
+    calls: dict[str, _StreamedCall] = field(default_factory=dict)
+    """The tool calls started, by id; they end when the response completes."""
+
+
+@dataclass(slots=True)
+class _StreamedCall:
+    """A tool call whose START went out and whose END has not."""
+
+    parent: str | None
+    """The message the call was attributed to when it started (None: the client makes it one)."""
+    arguments: list[str] = field(default_factory=list)
 
 
 class AguiTranslator:
@@ -113,19 +134,26 @@ class AguiTranslator:
     `start(state)` gives RUN_STARTED and a STATE_SNAPSHOT; then, per adk event:
 
     - streamed chunks (`chat.completion.chunk`): TEXT_MESSAGE_START on the first text of a
-      branch, then TEXT_MESSAGE_CONTENT per delta;
-    - a complete assistant message (`chat.completion`): TEXT_MESSAGE_END if its text was
-      streamed, else START / CONTENT / END with the whole text; then TOOL_CALL_START / ARGS / END
-      per tool call, parented to that message. If the complete text is not what was streamed
-      (an `after_model` callback replaced it), a MESSAGES_SNAPSHOT corrects the client's copy;
+      branch's response, then TEXT_MESSAGE_CONTENT per delta; TOOL_CALL_START on a tool call's
+      first piece, then TOOL_CALL_ARGS per piece of its arguments;
+    - a complete assistant message (`chat.completion`): the END of what was streamed, else
+      START / CONTENT / END with the whole text and START / ARGS / END per tool call. A tool call
+      names as its `parentMessageId` the response's text message, if one was started before it,
+      else none. If the complete message is not what was streamed (an `after_model` callback
+      replaced it), a MESSAGES_SNAPSHOT corrects the client's copy;
     - `tool.response`: TOOL_CALL_RESULT;
-    - `attempt.discarded`: the partial message is ended and a MESSAGES_SNAPSHOT without it is
-      sent, so the client drops the discarded text; the retry streams into a fresh message;
-    - `error`: RUN_ERROR; `runner.completion`: END for any open message, then RUN_FINISHED;
-    - `actions.state_delta` on any event: STATE_DELTA (JSON Patch `add` / `remove` per key);
+    - `attempt.discarded`: what the attempt streamed is ended and a MESSAGES_SNAPSHOT without it
+      is sent, so the client drops it; the retry streams into fresh messages;
+    - `error`: RUN_ERROR; `runner.completion`: END for anything open, then RUN_FINISHED, whose
+      outcome names the client tool calls left waiting (`pendingToolCallIds`), if any;
+    - `actions.state_delta` on any event but the user's own (the client sent it): STATE_DELTA
+      (JSON Patch `add` / `remove` per key);
     - each callback decision (`Event.fresh_decisions()`: a halt, a replaced output, a retry, a
       fallback, told as it happens): a CUSTOM event named `adk.decision` whose value is the
-      decision's fields, before the event's own translation.
+      decision's fields, before the event's own translation;
+    - with `details`, every complete adk event also goes out whole, first: a CUSTOM event named
+      `adk.event` whose value is the event's JSON (for a client that shows every step, such as
+      the `adk web` page).
 
     Nothing follows RUN_FINISHED or RUN_ERROR. Message ids are minted here; tool call ids are
     adk's. The messages of the snapshots are those the client sent (`messages`) followed by
@@ -135,12 +163,17 @@ class AguiTranslator:
     __slots__ = (
         "_after",
         "_before",
+        "_calls",
+        "_client",
         "_continue_on_error",
         "_continue_on_response",
+        "_details",
         "_done",
         "_keys",
         "_messages",
         "_open",
+        "_sent",
+        "_waiting",
         "ctx",
     )
 
@@ -152,32 +185,50 @@ class AguiTranslator:
         messages: Sequence[AguiMessage] = (),
         continue_on_error: bool = False,
         continue_on_response: bool = False,
+        details: bool = False,
     ) -> None:
         callbacks = Callbacks.of(callbacks)
         self.ctx = ctx
+        self._details = details
         self._before = callbacks.get(BEFORE_TRANSLATE)
         self._after = callbacks.get(AFTER_TRANSLATE)
         self._continue_on_error = continue_on_error
         self._continue_on_response = continue_on_response
         self._messages: list[AguiMessage] = list(messages)
-        self._open: dict[str, _OpenText] = {}
+        self._open: dict[str, _Streaming] = {}
         self._keys: set[str] = set()
+        self._waiting: list[str] = []
+        tools = ctx.input.tools if ctx.input is not None else None
+        self._client = frozenset(t.name for t in tools or ())
+        """The client's own tools: their calls that wait are the client's to answer."""
+        self._calls: dict[str, str] = {}
+        """The tool calls of this run, id -> tool name (only when the client has tools)."""
+        self._sent = {m.tool_call_id for m in self._messages if m.role == "tool"}
+        """The calls whose results the client sent: not echoed back."""
         self._done = False
 
-    async def start(self, state: Mapping[str, Any]) -> list[BaseEvent]:
-        """RUN_STARTED, then a STATE_SNAPSHOT of the session's `state`."""
-        from ag_ui.core import PROTOCOL_VERSION, RunStartedEvent, StateSnapshotEvent
+    @property
+    def done(self) -> bool:
+        """Whether the run's last event (RUN_FINISHED or RUN_ERROR) was made."""
+        return self._done
+
+    async def start(self, state: Mapping[str, Any] | None = None) -> list[BaseEvent]:
+        """RUN_STARTED, then a STATE_SNAPSHOT of the session's `state` if given."""
+        from ag_ui.core import PROTOCOL_VERSION, RunStartedEvent
+
+        ctx = self.ctx
+        run_started = RunStartedEvent(
+            thread_id=ctx.thread_id, run_id=ctx.run_id, protocol_version=PROTOCOL_VERSION
+        )
+        out = await self._after_hooks([run_started])
+        return out if state is None else out + await self.snapshot(state)
+
+    async def snapshot(self, state: Mapping[str, Any]) -> list[BaseEvent]:
+        """A STATE_SNAPSHOT of the session's `state`; the deltas that follow apply to it."""
+        from ag_ui.core import StateSnapshotEvent
 
         self._keys = set(state)
-        ctx = self.ctx
-        return await self._after_hooks(
-            [
-                RunStartedEvent(
-                    thread_id=ctx.thread_id, run_id=ctx.run_id, protocol_version=PROTOCOL_VERSION
-                ),
-                StateSnapshotEvent(snapshot=dict(state)),
-            ]
-        )
+        return await self._after_hooks([StateSnapshotEvent(snapshot=dict(state))])
 
     async def translate(self, event: Event) -> list[BaseEvent]:
         """The AG-UI events for one adk event (often none, never any after the run ended)."""
@@ -186,6 +237,10 @@ class AguiTranslator:
         if self._before:
             event = await self._replace(self._before, BEFORE_TRANSLATE, event)
         out: list[BaseEvent] = []
+        if self._details and not event.is_partial:
+            from ag_ui.core import CustomEvent
+
+            out.append(CustomEvent(name="adk.event", value=event.model_dump(mode="json")))
         if event.decisions:
             _decisions(event, out)
         match event.object:
@@ -197,10 +252,15 @@ class AguiTranslator:
                 self._tool_result(event, out)
             case ObjectType.ATTEMPT_DISCARDED:
                 self._discard(event, out)
-        self._state_delta(event, out)  # after the event's own translation, before the run's end
+            case ObjectType.TOOL_PENDING if self._client:
+                self._waiting += (
+                    i for i in event.long_running_tool_ids if self._calls.get(i) in self._client
+                )
+        if event.author != "user":
+            self._state_delta(event, out)  # after the event's own translation, before the run's end
         if event.object == ObjectType.ERROR:
             self._end(out, event.error or ErrorInfo(type="Error", message="the run failed"))
-        elif event.object == ObjectType.RUNNER_COMPLETION:
+        elif event.object in _RUN_ENDS:
             self._end(out, None)
         return await self._after_hooks(out)
 
@@ -244,17 +304,30 @@ class AguiTranslator:
         )
 
     def _chunk(self, event: Event, out: list[BaseEvent]) -> None:
-        from ag_ui.core import TextMessageContentEvent, TextMessageStartEvent
+        from ag_ui.core import TextMessageContentEvent, TextMessageStartEvent, ToolCallArgsEvent
 
         delta = event.delta
-        if delta is None or not delta.content:
+        if delta is None or not (delta.content or delta.tool_calls):
             return
-        text = self._open.get(event.branch)
-        if text is None:
-            text = self._open[event.branch] = _OpenText(new_id(), event.author or None)
-            out.append(TextMessageStartEvent(message_id=text.id, role="assistant", name=text.name))
-        text.parts.append(delta.content)
-        out.append(TextMessageContentEvent(message_id=text.id, delta=delta.content))
+        streaming = self._open.get(event.branch)
+        if streaming is None:
+            streaming = self._open[event.branch] = _Streaming(event.author or None)
+        if delta.content:
+            if streaming.text_id is None:
+                streaming.text_id = new_id()
+                out.append(
+                    TextMessageStartEvent(message_id=streaming.text_id, role="assistant", name=streaming.name)
+                )
+            streaming.text.append(delta.content)
+            out.append(TextMessageContentEvent(message_id=streaming.text_id, delta=delta.content))
+        for piece in delta.tool_calls:
+            call = streaming.calls.get(piece.id)
+            if call is None:
+                call = streaming.calls[piece.id] = _StreamedCall(streaming.text_id)
+                out.append(_call_start(piece, call.parent))
+            if arguments := piece.function.arguments:
+                call.arguments.append(arguments)
+                out.append(ToolCallArgsEvent(tool_call_id=piece.id, delta=arguments))
 
     def _complete(self, event: Event, out: list[BaseEvent]) -> None:
         from ag_ui.core import (
@@ -267,42 +340,56 @@ class AguiTranslator:
             ToolCall,
             ToolCallArgsEvent,
             ToolCallEndEvent,
-            ToolCallStartEvent,
         )
 
         message = event.message
         if message is None or message.role != "assistant":
             return  # the user's own message, echoed by the runner: the client has it already
         content = message.content
-        text = self._open.pop(event.branch, None)
-        if text is None and not content and not message.tool_calls:
-            return
+        streaming = self._open.pop(event.branch, None) or _Streaming(event.author or None)
         corrected = False
-        if text is not None:
-            out.append(TextMessageEndEvent(message_id=text.id))
-            corrected = "".join(text.parts) != content
-            message_id, name = text.id, text.name
-        else:
-            message_id, name = new_id(), event.author or None
-            if content:
-                out.append(TextMessageStartEvent(message_id=message_id, role="assistant", name=name))
-                out.append(TextMessageContentEvent(message_id=message_id, delta=content))
-                out.append(TextMessageEndEvent(message_id=message_id))
+        text_id = streaming.text_id
+        if text_id is not None:
+            out.append(TextMessageEndEvent(message_id=text_id))
+            corrected = "".join(streaming.text) != content
+        elif content:
+            text_id = new_id()
+            out.append(TextMessageStartEvent(message_id=text_id, role="assistant", name=streaming.name))
+            out.append(TextMessageContentEvent(message_id=text_id, delta=content))
+            out.append(TextMessageEndEvent(message_id=text_id))
+        parents: dict[str, str | None] = {}
         for call in message.tool_calls:
-            out.append(
-                ToolCallStartEvent(
-                    tool_call_id=call.id, tool_call_name=call.function.name, parent_message_id=message_id
-                )
-            )
-            if call.function.arguments:
-                out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=call.function.arguments))
+            streamed = streaming.calls.pop(call.id, None)
+            if streamed is None:
+                parents[call.id] = text_id
+                out.append(_call_start(call, text_id))
+                if call.function.arguments:
+                    out.append(ToolCallArgsEvent(tool_call_id=call.id, delta=call.function.arguments))
+            else:
+                parents[call.id] = streamed.parent
+                corrected = corrected or "".join(streamed.arguments) != call.function.arguments
             out.append(ToolCallEndEvent(tool_call_id=call.id))
-        calls = [
-            ToolCall(id=c.id, function=FunctionCall(name=c.function.name, arguments=c.function.arguments))
+        for call_id in streaming.calls:  # streamed, but not in the complete message
+            out.append(ToolCallEndEvent(tool_call_id=call_id))
+            corrected = True
+        if self._client:
+            self._calls.update((c.id, c.function.name) for c in message.tool_calls)
+
+        # The client's copy: the text message holds the calls attributed to it; a call attributed
+        # to none is a message of its own, named by the call's id.
+        calls = {
+            c.id: ToolCall(
+                id=c.id, function=FunctionCall(name=c.function.name, arguments=c.function.arguments)
+            )
             for c in message.tool_calls
-        ]
-        self._messages.append(
-            AssistantMessage(id=message_id, content=content or None, name=name, tool_calls=calls or None)
+        }
+        if text_id is not None:
+            held = [calls[i] for i, parent in parents.items() if parent == text_id]
+            self._messages.append(
+                AssistantMessage(id=text_id, content=content, name=streaming.name, tool_calls=held or None)
+            )
+        self._messages += (
+            AssistantMessage(id=i, tool_calls=[calls[i]]) for i, parent in parents.items() if parent is None
         )
         if corrected:
             out.append(MessagesSnapshotEvent(messages=list(self._messages)))
@@ -311,8 +398,8 @@ class AguiTranslator:
         from ag_ui.core import ToolCallResultEvent, ToolMessage
 
         message = event.message
-        if message is None or message.tool_call_id is None:
-            return
+        if message is None or message.tool_call_id is None or message.tool_call_id in self._sent:
+            return  # a result the client sent (its own tool's) is not echoed
         message_id = new_id()
         out.append(
             ToolCallResultEvent(
@@ -324,12 +411,12 @@ class AguiTranslator:
         )
 
     def _discard(self, event: Event, out: list[BaseEvent]) -> None:
-        from ag_ui.core import MessagesSnapshotEvent, TextMessageEndEvent
+        from ag_ui.core import MessagesSnapshotEvent
 
-        text = self._open.pop(event.branch, None)
-        if text is None:
+        streaming = self._open.pop(event.branch, None)
+        if streaming is None:
             return  # nothing of the discarded attempt reached the client
-        out.append(TextMessageEndEvent(message_id=text.id))
+        _end_streamed(streaming, out)
         out.append(MessagesSnapshotEvent(messages=list(self._messages)))
 
     def _state_delta(self, event: Event, out: list[BaseEvent]) -> None:
@@ -352,16 +439,38 @@ class AguiTranslator:
             out.append(StateDeltaEvent(delta=ops))
 
     def _end(self, out: list[BaseEvent], error: ErrorInfo | None) -> None:
-        """RUN_ERROR for `error`; else END for every open message, then RUN_FINISHED."""
-        from ag_ui.core import RunFinishedEvent, TextMessageEndEvent
+        """RUN_ERROR for `error`; else END for everything open, then RUN_FINISHED."""
+        from ag_ui.core import RunFinishedEvent, RunFinishedSuccessOutcome
 
         self._done = True
         if error is not None:
             out.append(_run_error(error))
             return
-        out.extend(TextMessageEndEvent(message_id=text.id) for text in self._open.values())
+        for streaming in self._open.values():
+            _end_streamed(streaming, out)
         self._open.clear()
-        out.append(RunFinishedEvent(thread_id=self.ctx.thread_id, run_id=self.ctx.run_id))
+        outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._waiting) if self._waiting else None
+        out.append(RunFinishedEvent(thread_id=self.ctx.thread_id, run_id=self.ctx.run_id, outcome=outcome))
+
+
+_RUN_ENDS = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.RUNNER_PAUSED})
+
+
+def _call_start(call: ToolCall, parent: str | None) -> BaseEvent:
+    from ag_ui.core import ToolCallStartEvent
+
+    return ToolCallStartEvent(
+        tool_call_id=call.id, tool_call_name=call.function.name, parent_message_id=parent
+    )
+
+
+def _end_streamed(streaming: _Streaming, out: list[BaseEvent]) -> None:
+    """END for a streamed response's text message and tool calls."""
+    from ag_ui.core import TextMessageEndEvent, ToolCallEndEvent
+
+    if streaming.text_id is not None:
+        out.append(TextMessageEndEvent(message_id=streaming.text_id))
+    out.extend(ToolCallEndEvent(tool_call_id=call_id) for call_id in streaming.calls)
 
 
 def _decisions(event: Event, out: list[BaseEvent]) -> None:
@@ -380,8 +489,16 @@ def _run_error(error: ErrorInfo) -> BaseEvent:
 
 # --- the ASGI app -------------------------------------------------------------------------------
 
-UserId: TypeAlias = "str | Callable[[Request], str]"
-"""The adk user of a request: a constant, or a function of the request (e.g. of its auth header)."""
+Identity: TypeAlias = "Callable[[Request], str | Awaitable[str | None] | None]"
+"""Who sent a request: a function of the starlette `Request` (its auth header, a cookie...) that
+returns the user id, or None to refuse the request (401). Each user sees only their own threads."""
+
+MAX_BODY = 1 << 20
+"""The default limit on a request body: 1 MiB."""
+RECONNECT_WAIT = 5.0
+"""The default bound on how long a request waits for the run of a client that went away to stop."""
+_DROP_GRACE = 0.5
+"""How long a request for a busy thread gives the server to notice that the run's client left."""
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -397,11 +514,48 @@ class _BadInput(Exception):
         self.detail = detail
 
 
-def _parse(body: bytes) -> tuple[RunAgentInput, str]:
-    """The validated `RunAgentInput` and the text of its last user message."""
+async def _read_body(headers: Mapping[str, str], receive: Receive, limit: int) -> bytes:
+    """The request body, refused (413) as soon as it is known to exceed `limit` bytes."""
+    from starlette.requests import ClientDisconnect
+
+    too_large = _BadInput(413, f"the request body is larger than the limit of {limit} bytes")
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and (len(declared) > len(str(limit)) or int(declared) > limit):
+        raise too_large
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
+        body += message.get("body", b"")
+        if len(body) > limit:  # a chunked body, or one longer than its Content-Length said
+            raise too_large
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def _text(content: Any, where: str) -> str:
+    """A message's content as text: a string, or its text parts joined (other parts are refused)."""
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for j, part in enumerate(content):
+        if part.type != "text":
+            raise _BadInput(422, f"{where}.content.{j}: only text parts are supported, not {part.type!r}")
+        texts.append(part.text)
+    return "".join(texts)
+
+
+_Results: TypeAlias = "list[tuple[int, str, str]]"
+"""The tool results that end a request's messages: (position, tool call id, content)."""
+
+
+def _parse(body: bytes) -> tuple[RunAgentInput, str | _Results]:
+    """The validated `RunAgentInput`, and what it answers: the text of its last user message, or
+    the tool results its messages end with."""
     import json
 
-    from ag_ui.core import RunAgentInput
+    from ag_ui.core import RunAgentInput, ToolMessage
     from pydantic import ValidationError
 
     try:
@@ -415,21 +569,77 @@ def _parse(body: bytes) -> tuple[RunAgentInput, str]:
             f"{'.'.join(map(str, err['loc'])) or 'body'}: {err['msg']}" for err in e.errors(include_url=False)
         )
         raise _BadInput(422, f"invalid RunAgentInput: {problems}") from None
-    for i in range(len(run.messages) - 1, -1, -1):
-        message = run.messages[i]
-        if message.role != "user":
-            continue
-        if isinstance(message.content, str):
-            return run, message.content
-        texts: list[str] = []
-        for j, part in enumerate(message.content):
-            if part.type != "text":
-                raise _BadInput(
-                    422, f"messages.{i}.content.{j}: only text parts are supported, not {part.type!r}"
-                )
-            texts.append(part.text)
-        return run, "".join(texts)
+    if run.state is not None and not isinstance(run.state, dict):
+        raise _BadInput(422, f"state: must be a JSON object, not {type(run.state).__name__}")
+    messages = run.messages
+    results: _Results = []
+    i = len(messages) - 1
+    while i >= 0 and isinstance(tool := messages[i], ToolMessage):
+        content = f"Error: {tool.error}" if tool.error else _text(tool.content, f"messages.{i}")
+        results.insert(0, (i, tool.tool_call_id, content))
+        i -= 1
+    if results:
+        return run, results
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return run, _text(messages[i].content, f"messages.{i}")
     raise _BadInput(422, "messages: there is no user message to answer")
+
+
+def _answered(answer: str | _Results, session: Session | None) -> str | dict[str, str]:
+    """What the run answers: the user's text, or the results of the calls the thread waits for
+    (the client sends its whole history: results of calls not waiting are in it already)."""
+    if isinstance(answer, str):
+        return answer
+    last = session.events[-1] if session is not None and session.events else None
+    waiting = (
+        last.long_running_tool_ids if last is not None and last.object == ObjectType.RUNNER_PAUSED else ()
+    )
+    results = {call_id: content for _, call_id, content in answer if call_id in waiting}
+    if not results:
+        at, call_id, _ = answer[-1]
+        raise _BadInput(
+            422, f"messages.{at}: a result for tool call {call_id!r}, which is not waiting for one"
+        )
+    return results
+
+
+def _client_tools(run: RunAgentInput) -> tuple[ToolDeclaration, ...]:
+    """The tools the client offers, as declarations for the model."""
+    from adk.events import ToolDeclaration
+
+    tools: dict[str, ToolDeclaration] = {}
+    for i, tool in enumerate(run.tools or ()):
+        if tool.name in tools:
+            raise _BadInput(422, f"tools.{i}: a second tool named {tool.name!r}")
+        parameters = {"type": "object", "properties": {}} if tool.parameters is None else tool.parameters
+        if not isinstance(parameters, dict):
+            raise _BadInput(422, f"tools.{i}.parameters: must be a JSON schema object")
+        tools[tool.name] = ToolDeclaration(
+            name=tool.name, description=tool.description, parameters=parameters
+        )
+    return tuple(tools.values())
+
+
+class _Served:
+    """A run the endpoint streams: `leaving` once its client went away or it ended, `ended` once stopped."""
+
+    __slots__ = ("ended", "leaving")
+
+    def __init__(self) -> None:
+        self.leaving = asyncio.Event()
+        self.ended = asyncio.Event()
+
+    async def freed(self, deadline: float) -> bool:
+        """Whether the run stops by `deadline` (loop time), if it is seen leaving within a short grace."""
+        try:
+            async with asyncio.timeout(min(_DROP_GRACE, deadline - asyncio.get_running_loop().time())):
+                await self.leaving.wait()
+            async with asyncio.timeout_at(deadline):
+                await self.ended.wait()
+        except TimeoutError:
+            return False
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,33 +648,54 @@ class _Endpoint:
 
     runner: Runner
     callbacks: Callbacks
-    user_id: UserId
+    identity: Identity | None
+    max_body: int
+    client_state: bool
+    reconnect_wait: float
     continue_on_error: bool
     continue_on_response: bool
+    details: bool = False
+    runs: dict[tuple[str, str], _Served] = field(default_factory=dict)
+    """The runs being streamed, by (user, thread)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         from starlette.requests import ClientDisconnect, Request
         from starlette.responses import JSONResponse
 
-        request = Request(scope, receive)
+        request = Request(scope)  # the body is read here, with a limit
         try:
-            run, message = _parse(await request.body())
+            media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if media_type != "application/json":
+                raise _BadInput(
+                    415, f"the request body must be application/json, not {media_type or 'untyped'}"
+                )
+            user_id = await user_of(self.identity, request)
+            run, answer = _parse(await _read_body(request.headers, receive, self.max_body))
+            session = await self.runner.session_service.get(user_id, run.thread_id)
+            message = _answered(answer, session)
+            tools = _client_tools(run)
+            state_delta = self._state_delta(run, session)
         except _BadInput as e:
             await JSONResponse({"detail": e.detail}, status_code=e.status)(scope, receive, send)
             return
         except ClientDisconnect:
             return  # gone before the request was read: nothing was started
-        user_id = self.user_id if isinstance(self.user_id, str) else self.user_id(request)
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        pump = asyncio.ensure_future(_pump(self._stream(run, message, user_id), send))
+        served = _Served()
+        stream = self._stream(run, message, user_id, state_delta, tools, served)
+        pump = asyncio.ensure_future(_pump(stream, send))
         disconnect = asyncio.ensure_future(_disconnected(receive))
         try:
             await asyncio.wait((pump, disconnect), return_when=asyncio.FIRST_COMPLETED)
         finally:
             # A client that went away cancels the run: the runner's iterator is closed in `_stream`.
+            served.leaving.set()
             pump.cancel()
             disconnect.cancel()
             await asyncio.gather(pump, disconnect, return_exceptions=True)
+            served.ended.set()
+            if self.runs.get((user_id, run.thread_id)) is served:
+                del self.runs[user_id, run.thread_id]
         if (
             not pump.cancelled()
             and (error := pump.exception()) is not None
@@ -472,7 +703,23 @@ class _Endpoint:
         ):
             raise error  # a failure to send, not of the run (the run's failures are RUN_ERROR events)
 
-    async def _stream(self, run: RunAgentInput, message: str, user_id: str) -> AsyncGenerator[bytes, None]:
+    def _state_delta(self, run: RunAgentInput, session: Session | None) -> dict[str, Any]:
+        """The keys of the client's state that differ from the session's (None deletes a key)."""
+        if not self.client_state or not run.state:
+            return {}
+        state = session.state if session is not None else {}
+        missing = object()
+        return {k: v for k, v in run.state.items() if state.get(k, missing) != v}
+
+    async def _stream(
+        self,
+        run: RunAgentInput,
+        message: str | dict[str, str],
+        user_id: str,
+        state_delta: dict[str, Any],
+        tools: tuple[ToolDeclaration, ...],
+        served: _Served,
+    ) -> AsyncGenerator[bytes, None]:
         from ag_ui.encoder import EventEncoder
 
         encode = EventEncoder().encode
@@ -486,24 +733,80 @@ class _Endpoint:
             messages=run.messages,
             continue_on_error=self.continue_on_error,
             continue_on_response=self.continue_on_response,
+            details=self.details,
         )
         runner = self.runner
-        events = runner.run(user_id, run.thread_id, message, stream=True, invocation_id=run.run_id)
+        key = (user_id, run.thread_id)
+
+        def start() -> AsyncGenerator[Event, None]:
+            return runner.run(
+                user_id,
+                run.thread_id,
+                message if isinstance(message, str) else None,
+                tool_results=None if isinstance(message, str) else message,
+                stream=True,
+                invocation_id=run.run_id,
+                state_delta=state_delta,
+                client_tools=tools,
+            )
+
+        events: AsyncGenerator[Event, None] | None = None
         try:
-            session = await runner.session_service.get_or_create(user_id, run.thread_id)
-            yield sse(await translator.start(session.state))
-            async for event in events:
+            yield sse(await translator.start())
+            events, first = await self._begin(key, start, served)
+            session = await runner.session_service.get(*key)  # the state with the client's changes
+            out = await translator.snapshot(session.state if session is not None else {})
+            out += await translator.translate(first)
+            while not translator.done:
+                yield sse(out)
+                try:
+                    event = await anext(events)
+                except StopAsyncIteration:
+                    out = await translator.finish()
+                    break
                 out = await translator.translate(event)
-                if out:
-                    yield sse(out)
-            out = await translator.finish()
         except Exception as error:
             log.warning("AG-UI run %s ended with an error", run.run_id, exc_info=True)
             out = await translator.fail(error)
         finally:
-            await events.aclose()
+            if events is not None:
+                await events.aclose()
+        # The last events go out once the run has let go of the thread, so that a client that
+        # sends its next request at once finds it free.
         if out:
             yield sse(out)
+
+    async def _begin(
+        self, key: tuple[str, str], start: Callable[[], AsyncGenerator[Event, None]], served: _Served
+    ) -> tuple[AsyncGenerator[Event, None], Event]:
+        """The run and its first event. A thread held by a run whose client went away (or that is
+        ending) is waited for, up to `reconnect_wait` s, rather than refused as busy."""
+        deadline = asyncio.get_running_loop().time() + self.reconnect_wait
+        while True:
+            events = start()
+            try:
+                first = await anext(events)
+            except SessionBusyError:
+                holder = self.runs.get(key)
+                if holder is None or not await holder.freed(deadline):
+                    raise
+                continue
+            self.runs[key] = served
+            return events, first
+
+
+async def user_of(identity: Identity | None, request: Request) -> str:
+    """The user `identity` names for `request` (`anonymous` without one); 401 if it names none."""
+    if identity is None:
+        return "anonymous"
+    user: object = identity(request)
+    if inspect.isawaitable(user):
+        user = await user
+    if user is None:
+        raise _BadInput(401, "the request carries no identity this server accepts")
+    if isinstance(user, str) and user:
+        return user
+    raise TypeError(f"the identity function returned {user!r}, not a user id (a non-empty str) or None")
 
 
 async def _pump(chunks: AsyncGenerator[bytes, None], send: Send) -> None:
@@ -526,23 +829,69 @@ def create_app(
     *,
     path: str = "/",
     translate_callbacks: Callbacks | Iterable[TranslateCallback] = (),
-    user_id: UserId = "anonymous",
+    identity: Identity | None = None,
+    max_body: int = MAX_BODY,
+    cors_origins: Sequence[str] = (),
+    client_state: bool = True,
+    reconnect_wait: float = RECONNECT_WAIT,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
+    details: bool = False,
 ) -> Starlette:
     """A Starlette app whose POST `path` runs `runner` for an AG-UI `RunAgentInput`, streaming SSE.
 
-    The thread id is the session id, the run id the invocation id, and the last user message the
-    message. Bad input gets a 400 or 422 naming the problem; a failure once the stream has
-    started is a RUN_ERROR event. Translate callbacks are resolved here, once.
+    The thread id is the session id (of the user `identity` returns; without it every client is
+    `anonymous`), the run id the invocation id, and the last user message the message. Bodies
+    over `max_body` bytes (413) and other than `application/json` (415) are refused unread;
+    browsers on `cors_origins` (none by default) may call it. Bad input gets a 4xx naming the
+    problem; a failure once the stream has started is a RUN_ERROR event. With `client_state`,
+    the client's `state` changes the session's. With `details`, every complete adk event also
+    goes out as a CUSTOM `adk.event`. Translate callbacks are resolved here, once.
     """
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.routing import Route
 
+    if isinstance(cors_origins, str):
+        raise TypeError(f"cors_origins: a list of origins such as [{cors_origins!r}], not a string")
+    if max_body < 1:
+        raise ValueError(f"max_body: a number of bytes, at least 1, not {max_body}")
     endpoint = _Endpoint(
-        runner, Callbacks.of(translate_callbacks), user_id, continue_on_error, continue_on_response
+        runner,
+        Callbacks.of(translate_callbacks),
+        identity,
+        max_body,
+        client_state,
+        reconnect_wait,
+        continue_on_error,
+        continue_on_response,
+        details,
     )
-    return Starlette(routes=[Route(path, endpoint, methods=["POST"])])
+    middleware = []
+    if cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["POST"],
+                allow_headers=["accept", "authorization", "content-type"],
+            )
+        )
+    return Starlette(routes=[Route(path, endpoint, methods=["POST"])], middleware=middleware)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def serve(
@@ -552,11 +901,33 @@ def serve(
     *,
     path: str = "/",
     translate_callbacks: Callbacks | Iterable[TranslateCallback] = (),
+    identity: Identity | None = None,
+    insecure_anonymous: bool = False,
+    max_body: int = MAX_BODY,
+    cors_origins: Sequence[str] = (),
 ) -> None:
-    """Serve an agent (in a `Runner` with in-memory sessions) or a runner over AG-UI with uvicorn."""
+    """Serve an agent (in a `Runner` with in-memory sessions) or a runner over AG-UI with uvicorn.
+
+    A host other than loopback needs an `identity` function: without one every client is
+    `anonymous` and reads any thread it names; `insecure_anonymous=True` serves it anyway.
+    """
+    if identity is None and not insecure_anonymous and not is_loopback(host):
+        raise ValueError(
+            f"refusing to serve on {host} without an identity function: every client would be "
+            "'anonymous' and could read any thread it names; pass identity=, or "
+            "insecure_anonymous=True to serve anyway"
+        )
     import uvicorn
 
     from adk.runner import Runner
 
     runner = agent_or_runner if isinstance(agent_or_runner, Runner) else Runner(agent_or_runner)
-    uvicorn.run(create_app(runner, path=path, translate_callbacks=translate_callbacks), host=host, port=port)
+    app = create_app(
+        runner,
+        path=path,
+        translate_callbacks=translate_callbacks,
+        identity=identity,
+        max_body=max_body,
+        cors_origins=cors_origins,
+    )
+    uvicorn.run(app, host=host, port=port)

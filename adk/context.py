@@ -13,15 +13,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import to_json
-
 from adk.callbacks.registry import Callbacks
 from adk.sessions.base import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
     from adk.approvals import Answer
-    from adk.events import Event, Message
+    from adk.events import Event, Message, ToolDeclaration
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
     from adk.sessions.base import Session
@@ -81,8 +79,11 @@ class State(MutableMapping[str, Any]):
             else:
                 self._temp[key] = value
             return
+        import pydantic_core  # here, not at the top: importing adk loads no pydantic
+
         try:
-            to_json(value)  # what the stores write: a value passes if and only if they can store it
+            # What the stores write: a value passes if and only if they can store it.
+            pydantic_core.to_json(value)
         except ValueError as e:  # pydantic's serialization errors and circular references
             raise TypeError(
                 f"state[{key!r}]: JSON cannot hold a value of type {type(value).__name__} ({e})"
@@ -140,6 +141,7 @@ class Invocation:
         "_transfers",
         "_values",
         "answers",
+        "client_tools",
         "ended",
         "escalated",
         "invocation_id",
@@ -168,6 +170,8 @@ class Invocation:
         self.state = State(session.state)
         self.stream = stream
         """Whether models are asked to stream (partial events with text deltas)."""
+        self.client_tools: tuple[ToolDeclaration, ...] = ()
+        """Tools the caller runs: offered to models; a call to one waits for the caller's result."""
         self.ended = False
         self.escalated = False
         """Set by `escalate()`; the next event carries `actions.escalate` and ends a `LoopAgent`."""

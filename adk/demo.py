@@ -90,7 +90,7 @@ class DemoModel:
 
     async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
         response = self.answer(request)
-        if request.stream and response.content:
+        if request.stream:
             for chunk in response.word_chunks():
                 if self.pace:
                     await asyncio.sleep(self.pace)
@@ -128,15 +128,18 @@ class Turn:
     faults: Sequence[Exception] = ()
     note: str = ""
     """What the turn shows, for the audience."""
+    tool: str | None = None
+    """The tool the model is expected to call; a real model may choose not to."""
 
 
 TURNS = (
-    Turn("What's the weather in Paris?", note="a tool call"),
+    Turn("What's the weather in Paris?", note="a tool call", tool="get_weather"),
     Turn("What's the admin password?", note="a guardrail halts the model call"),
     Turn(
         "And the weather in Tokyo?",
         [ServerError("503 Service Unavailable", status_code=503)],
         note="the model fails once with a 503; the retry policy tries again",
+        tool="get_weather",
     ),
     Turn(
         "Thanks!",

@@ -8,18 +8,18 @@ MCP error result (`isError`) saying so. Served over stdio, or streamable HTTP at
 
 from __future__ import annotations
 
-import ipaddress
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from adk.agents.base import BaseAgent
+from adk.agui import is_loopback
 from adk.events import ObjectType, new_id
 from adk.runner import Runner
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-__all__ = ["agent_server", "is_loopback", "serve"]
+__all__ = ["agent_server", "serve"]
 
 USER_ID = "mcp"
 """The user id of the sessions the served agent runs in."""
@@ -62,16 +62,6 @@ def agent_server(agent_or_runner: BaseAgent | Runner) -> MCPServer:
         structured_output=False,
     )
     return server
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def serve(

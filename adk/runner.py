@@ -6,8 +6,8 @@ import asyncio
 import logging
 import math
 import weakref
-from collections.abc import AsyncGenerator, Iterable, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
 
 from adk.agents.base import BaseAgent
 from adk.agents.resume import RESUMING
@@ -19,7 +19,7 @@ from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
 from adk.errors import ApprovalError, CallbackError, SessionBusyError, where
-from adk.events import Choice, Event, Message, ObjectType, new_id
+from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
 from adk.sessions.memory import InMemorySessionService
@@ -29,6 +29,8 @@ __all__ = ["Runner"]
 log = logging.getLogger(__name__)
 
 _NO_CALLBACKS = Callbacks((), {})
+_Extras: TypeAlias = "tuple[dict[str, Any] | None, tuple[ToolDeclaration, ...]]"
+"""What a caller may bring to a run beside its message: a state delta, client tools."""
 _ENDED = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.ERROR, ObjectType.RUNNER_PAUSED})
 """The objects of the event that ends an invocation: nothing after it is left to resume (a paused
 one resumes only when its waiting calls are answered)."""
@@ -188,6 +190,8 @@ class Runner:
         agent: str | None = None,
         approvals: Mapping[str, Answer] | None = None,
         tool_results: Mapping[str, Any] | None = None,
+        state_delta: Mapping[str, Any] | None = None,
+        client_tools: Sequence[ToolDeclaration] = (),
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message`, yielding every event as it happens.
 
@@ -207,6 +211,11 @@ class Runner:
         stored stays. Iterating a run on a session that another run holds (its iterator neither
         exhausted, closed nor dropped, in this process or another sharing the store) raises
         `SessionBusyError`.
+
+        `state_delta` is the caller's own change to session state, stored first. `client_tools`
+        are tools the caller runs itself (a browser's): the model is offered them beside the
+        agent's own, and a call to one waits, like a long-running tool's, for its result in
+        `tool_results`.
         """
         answers = None
         if approvals is not None or tool_results is not None:
@@ -220,7 +229,11 @@ class Runner:
         start = None if agent is None else self.agent.find_agent(agent)
         if agent is not None and start is None:
             raise ValueError(f"run(agent={agent!r}): {self.agent.name!r} has no agent of that name")
-        return self._start(user_id, session_id, message, callbacks, stream, invocation_id, answers, start)
+        delta = dict(state_delta) if state_delta else None
+        extras = (delta, tuple(client_tools)) if delta or client_tools else None
+        return self._start(
+            user_id, session_id, message, callbacks, stream, invocation_id, answers, start, extras
+        )
 
     def resume(
         self,
@@ -237,7 +250,7 @@ class Runner:
         is told its effect is unknown), an interrupted model call is made again. A session whose
         last invocation ended (or that has none) yields nothing.
         """
-        return self._start(user_id, session_id, None, callbacks, stream, None, None, None)
+        return self._start(user_id, session_id, None, callbacks, stream, None, None, None, None)
 
     def _start(
         self,
@@ -249,12 +262,13 @@ class Runner:
         invocation_id: str | None,
         answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
         agent: BaseAgent | None,
+        extras: _Extras | None,
     ) -> AsyncGenerator[Event, None]:
         # registration errors surface here, before anything runs
         run_callbacks = Callbacks.of(callbacks) if callbacks else _NO_CALLBACKS
         claim = _Claim()
         key = (user_id, session_id)
-        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, answers, agent)
+        events = self._run(claim, key, message, run_callbacks, stream, invocation_id, answers, agent, extras)
         claim.run = weakref.ref(events)
         return events
 
@@ -268,6 +282,7 @@ class Runner:
         invocation_id: str | None,
         answers: tuple[Mapping[str, Answer], Mapping[str, Any]] | None,
         agent: BaseAgent | None,
+        extras: _Extras | None,
     ) -> AsyncGenerator[Event, None]:
         """The run: take the session's lease, run the agent (or resume, with no `message`), release."""
         active = self._active.get(key)
@@ -310,6 +325,9 @@ class Runner:
                 retry_policy=self.retry_policy,
             )
             claim.invocation = invocation
+            state_delta = None
+            if extras is not None:
+                state_delta, invocation.client_tools = extras
             if answered:
                 invocation.answers = answered
             inv_id = invocation.invocation_id
@@ -333,8 +351,16 @@ class Runner:
                 failure: Exception | None = None
                 location = ""
                 try:
-                    if inv_id not in RESUMING and hooks is None:  # else the hooks yield it
+                    first = None
+                    if inv_id not in RESUMING:
                         first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                        if state_delta:
+                            first.actions.state_delta = state_delta
+                    elif state_delta:  # answers resume a paused run: the caller's change goes first
+                        change = Event.state_update(inv_id, "user", state_delta)
+                        await save(change)
+                        yield change
+                    if first is not None and hooks is None:  # else the hooks yield it
                         await save(first)
                         yield first
 
@@ -343,7 +369,7 @@ class Runner:
                     # see their own.
                     events = (agent or active_agent(self.agent, session)).run(invocation)
                     if hooks is not None:
-                        events = hooks.events(events, inv_id in RESUMING)
+                        events = hooks.events(events, first)
                     try:
                         while True:
                             token = _current_invocation.set(invocation)

@@ -59,7 +59,8 @@ def transfer_to(agent_name: str, *, call_id: str | None = None) -> LlmResponse:
 class ScriptedModel:
     """A model that answers from a script, one step per call, and records the requests.
 
-    For a streamed request a text answer goes out word by word as partial chunks, then complete.
+    For a streamed request an answer goes out as partial chunks first, its text and then its
+    tool calls' arguments word by word, then complete.
     """
 
     def __init__(self, steps: Iterable[Step], *, name: str = "scripted") -> None:
@@ -108,7 +109,7 @@ class ScriptedModel:
         if inspect.isawaitable(answer):
             answer = await answer
         response = LlmResponse.text(answer, model=self._name) if isinstance(answer, str) else answer
-        if request.stream and response.content and not response.is_partial:
+        if request.stream and not response.is_partial:
             for chunk in response.word_chunks():
                 yield chunk
         yield response

@@ -2,6 +2,8 @@
 
 A `FunctionTool` builds a pydantic validator of the function's parameters once, when it is
 created: it gives the JSON schema the LLM sees and validates the arguments it sends back.
+Pydantic is imported where it is used (a tool made, arguments parsed, a result written), so
+importing adk does not load it.
 `parse_arguments` and `result_to_text` are the runtime's two ends of a tool call: the model's
 JSON text in, the tool's result out as text.
 """
@@ -12,28 +14,31 @@ import dataclasses
 import functools
 import inspect
 import re
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Generic, NotRequired, ParamSpec, TypeVar, get_args, get_origin, overload
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PydanticUserError,
-    TypeAdapter,
-    ValidationError,
-    with_config,
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Generic,
+    NotRequired,
+    ParamSpec,
+    TypeVar,
+    get_args,
+    get_origin,
+    overload,
 )
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import CoreSchema, ErrorDetails, PydanticSerializationError, from_json, to_json
-from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
 
 from adk.callbacks.registry import is_async
 from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
 from adk.events import ToolDeclaration
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+    from pydantic.json_schema import GenerateJsonSchema
+    from pydantic_core import ErrorDetails
 
 __all__ = ["BaseTool", "FunctionTool", "Toolset", "parse_arguments", "result_to_text", "tool"]
 
@@ -128,9 +133,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as the function takes them (a pydantic model parameter gets an instance)."""
+        import pydantic_core
+
         try:
             return self._validate_python(args)
-        except ValidationError as e:
+        except pydantic_core.ValidationError as e:
             raise ToolArgumentsError(self.name, [self._problem(error) for error in e.errors()]) from None
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
@@ -201,8 +208,10 @@ def parse_arguments(tool_name: str, raw: str) -> dict[str, Any]:
     """Decode the model's argument text for `tool_name`: a JSON object, or empty for none."""
     if not raw.strip():
         return {}
+    import pydantic_core
+
     try:
-        args = from_json(raw)
+        args = pydantic_core.from_json(raw)
     except ValueError as e:
         raise ToolArgumentsError(
             tool_name, [f"arguments are not valid JSON ({e}): {_short_repr(raw)}"]
@@ -222,14 +231,16 @@ def result_to_text(result: Any) -> str:
     """
     if isinstance(result, str):
         return result
-    if isinstance(result, _JSON_TYPES) or _is_dataclass(result):
+    if isinstance(result, _JSON_TYPES) or _is_dataclass(result) or _is_model(result):
+        import pydantic_core
+
         try:
-            return to_json(result, fallback=str).decode()
-        except PydanticSerializationError:
+            return pydantic_core.to_json(result, fallback=str).decode()
+        except pydantic_core.PydanticSerializationError:
             pass
         try:  # pydantic refuses bytes that are not UTF-8 rather than calling the fallback
-            return to_json(_undecodable_as_str(result), fallback=str).decode()
-        except (PydanticSerializationError, RecursionError):
+            return pydantic_core.to_json(_undecodable_as_str(result), fallback=str).decode()
+        except (pydantic_core.PydanticSerializationError, RecursionError):
             pass
     return str(result)
 
@@ -243,7 +254,7 @@ def _undecodable_as_str(value: Any) -> Any:
             except UnicodeDecodeError:
                 return str(value)
             return value
-        case BaseModel():
+        case _ if _is_model(value):
             return _undecodable_as_str(value.model_dump())
         case Mapping():
             return {_undecodable_as_str(k): _undecodable_as_str(v) for k, v in value.items()}
@@ -259,19 +270,28 @@ def _is_dataclass(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
+def _is_model(value: Any) -> bool:
+    """Whether `value` is a pydantic model instance (there is none before pydantic is loaded)."""
+    main = sys.modules.get("pydantic.main")
+    return main is not None and isinstance(value, main.BaseModel)
+
+
 _VALID_NAME = r"[A-Za-z0-9_-]{1,64}"
-_JSON_TYPES = (BaseModel, Mapping, list, tuple, set, frozenset, int, float, type(None))
-_ARGUMENTS_CONFIG = ConfigDict(extra="forbid")
+_JSON_TYPES = (Mapping, list, tuple, set, frozenset, int, float, type(None))
 # Built from types known only at run time.
 _Annotated: Any = Annotated
-_TypedDict: Any = TypedDict
 
 
-class _ToolJsonSchema(GenerateJsonSchema):
+@functools.cache
+def _tool_json_schema() -> type[GenerateJsonSchema]:
     """Pydantic's JSON schema without per-field titles, which only repeat the argument names."""
+    from pydantic.json_schema import GenerateJsonSchema
 
-    def field_title_should_be_set(self, schema: CoreSchema) -> bool:
-        return False
+    class ToolJsonSchema(GenerateJsonSchema):
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return ToolJsonSchema
 
 
 def _name_of(fn: Callable[..., Any]) -> str:
@@ -289,6 +309,12 @@ def _arguments_adapter(
     The arguments are a TypedDict, so validation yields the keyword arguments directly and any
     parameter name works (on a BaseModel, `json` or `_private` would clash or be private).
     """
+    from pydantic import ConfigDict, Field, PydanticUserError, TypeAdapter, with_config
+    from pydantic.fields import FieldInfo
+    from typing_extensions import TypedDict  # pydantic needs typing_extensions' TypedDict before 3.12
+
+    typed_dict: Any = TypedDict  # built from types known only at run time
+
     where = f"tool {tool_name!r} ({getattr(fn, '__qualname__', repr(fn))})"
     try:
         signature = inspect.signature(fn, eval_str=True)
@@ -323,10 +349,9 @@ def _arguments_adapter(
         annotations[param.name] = annotation = _Annotated[(base, *metadata)] if metadata else base
         fields[param.name] = annotation if required else NotRequired[annotation]
     try:
-        adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(
-            with_config(_ARGUMENTS_CONFIG)(_TypedDict(tool_name, fields))
-        )
-        schema = adapter.json_schema(schema_generator=_ToolJsonSchema)
+        arguments = with_config(ConfigDict(extra="forbid"))(typed_dict(tool_name, fields))
+        adapter: TypeAdapter[dict[str, Any]] = TypeAdapter(arguments)
+        schema = adapter.json_schema(schema_generator=_tool_json_schema())
     except PydanticUserError as e:
         bad = next((f"parameter {n!r}" for n, a in annotations.items() if not _describable(a)), "it")
         first_line = str(e).partition("\n")[0]
@@ -336,6 +361,8 @@ def _arguments_adapter(
 
 
 def _describable(annotation: Any) -> bool:
+    from pydantic import PydanticUserError, TypeAdapter
+
     try:
         TypeAdapter(annotation).json_schema()
     except PydanticUserError:

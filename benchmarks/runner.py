@@ -262,15 +262,37 @@ def import_ms(rounds: int, statement: str = "import adk") -> float:
 
 
 def profile(workload: str, n: int) -> None:
+    """cProfile of `n` runs with the garbage collector off (it would be charged to whatever
+    allocated last), then the collector's own share of the same runs, timed apart."""
     runner = make_runner(workload)
 
-    async def many() -> None:
+    async def many(prefix: str) -> None:
         for i in range(n):
-            await one_run(runner, str(i))
+            await one_run(runner, f"{prefix}{i}")
 
-    profiler = cProfile.Profile()
-    profiler.runcall(asyncio.run, many())
+    asyncio.run(many("warm"))
+    gc.collect()
+    gc.disable()
+    try:
+        profiler = cProfile.Profile()
+        profiler.runcall(asyncio.run, many("profiled"))
+    finally:
+        gc.enable()
     pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    spent: list[float] = []
+
+    def timer(phase: str, info: dict[str, int]) -> None:
+        spent.append(time.perf_counter() if phase == "start" else time.perf_counter() - spent.pop())
+
+    gc.callbacks.append(timer)
+    try:
+        start = time.perf_counter()
+        asyncio.run(many("timed"))
+        total = time.perf_counter() - start
+    finally:
+        gc.callbacks.remove(timer)
+    per_run, collected = total / n * 1e6, sum(spent) / n * 1e6
+    print(f"unprofiled: {per_run:.1f} µs a run, of which garbage collection {collected:.1f} µs")
 
 
 def main() -> None:

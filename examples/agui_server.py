@@ -42,7 +42,7 @@ class StandInModel:
             response = LlmResponse.calls(call, content="Let me check.")
         else:
             response = LlmResponse.text(f"Ask me about the weather somewhere. You said: {last.content}")
-        if request.stream:  # stream the text word by word, then the complete response
+        if request.stream:  # stream the text and the arguments word by word, then the complete response
             for chunk in response.word_chunks():
                 yield chunk
         yield response

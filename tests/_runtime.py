@@ -133,6 +133,9 @@ def summary(event: Event) -> tuple[Any, ...]:
         case ObjectType.CHAT_COMPLETION_CHUNK:
             delta = event.delta
             assert delta is not None
+            if delta.tool_calls:
+                pieces = [(c.id, c.function.name, c.function.arguments) for c in delta.tool_calls]
+                return ("chunk", event.author, delta.content, pieces)
             return ("chunk", event.author, delta.content)
         case ObjectType.TOOL_RESPONSE:
             message = event.message

@@ -1,7 +1,9 @@
 """Every ```python block of README.md and docs/*.md runs, so the docs cannot rot.
 
 The blocks of one file run in order in one namespace, like a reader going down the page; top-level
-`await` is allowed. A block preceded by a `<!-- no-test -->` line is skipped. Retry waits are off.
+`await` is allowed. A block preceded by a `<!-- no-test -->` line is skipped; one preceded by
+`<!-- script -->` runs as a script pasted into a file would: on its own, without top-level `await`
+(what it defines is then there for the blocks below). Retry waits are off.
 Each document starts with `model` (a scripted model that answers "Hello!") and `agent` (an
 `LlmAgent` on it) defined, for snippets that only need some model or agent.
 """
@@ -23,6 +25,7 @@ from adk.testing import ScriptedModel, set_testing
 ROOT = Path(__file__).parents[1]
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SKIP = "<!-- no-test -->"
+SCRIPT = "<!-- script -->"
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,15 @@ class Block:
     path: Path
     line: int
     code: str
+    script: bool = False
 
 
 def blocks(path: Path) -> Iterator[Block]:
     text = path.read_text()
     for match in FENCE.finditer(text):
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        if before.strip() != SKIP:
-            yield Block(path, text.count("\n", 0, match.start()) + 2, match.group(1))
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
+        if before != SKIP:
+            yield Block(path, text.count("\n", 0, match.start()) + 2, match.group(1), before == SCRIPT)
 
 
 def documents() -> list[Path]:
@@ -47,6 +51,11 @@ def documents() -> list[Path]:
 def run(block: Block, namespace: dict[str, Any]) -> None:
     name = str(block.path.relative_to(ROOT))
     source = "\n" * (block.line - 1) + block.code  # tracebacks point at the document's lines
+    if block.script:
+        script: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile(source, name, "exec"), script)
+        namespace.update(script)
+        return
     code = compile(source, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     result = eval(code, namespace)
     if asyncio.iscoroutine(result):
@@ -90,3 +99,19 @@ def test_top_level_await_runs() -> None:
     namespace: dict[str, Any] = {}
     run(Block(ROOT / "x.md", 1, "import asyncio\nawait asyncio.sleep(0)\ndone = True\n"), namespace)
     assert namespace["done"] is True
+
+
+def test_a_script_block_runs_on_its_own_without_top_level_await(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "```python\nx = 1\n```\n\n<!-- script -->\n```python\nimport asyncio\nawait asyncio.sleep(0)\n```\n"
+    )
+    first, script = blocks(doc)
+    assert (first.script, script.script) == (False, True)
+    with pytest.raises(SyntaxError, match="'await' outside function"):
+        run(Block(ROOT / "doc.md", script.line, script.code, script=True), {})
+    with pytest.raises(NameError, match="name 'x' is not defined"):
+        run(Block(ROOT / "doc.md", 1, "print(x)\n", script=True), {"x": 1})
+    namespace: dict[str, Any] = {}
+    run(Block(ROOT / "doc.md", 1, "y = 2\n", script=True), namespace)
+    assert namespace["y"] == 2  # there for the blocks below

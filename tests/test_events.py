@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import sys
 import time
 
 import pytest
@@ -22,6 +24,7 @@ from adk.events import (
     ObjectType,
     ToolCall,
     Usage,
+    new_id,
 )
 
 # --- strategies -----------------------------------------------------------------------------------
@@ -339,3 +342,36 @@ def test_chunk_and_word_chunks() -> None:
     chunks = response.word_chunks()
     assert [c.content for c in chunks] == ["Hello", " big", " world"]
     assert {(c.id, c.model, c.is_partial) for c in chunks} == {(response.id, "m", True)}
+
+
+def test_ids_are_distinct_32_hex_digits_across_pool_refills() -> None:
+    ids = [new_id() for _ in range(600)]  # more than one pool of 256
+    assert len(set(ids)) == 600
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork")
+def test_a_forked_child_does_not_repeat_its_parents_next_ids() -> None:
+    new_id()  # the pool is filled: a child that kept it would hand out the parent's next ids
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.write(write, ",".join(new_id() for _ in range(3)).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 200).decode().split(",")
+    os.close(read)
+    os.close(write)
+    assert len(child) == 3
+    assert not set(child) & {new_id() for _ in range(3)}
+
+
+def test_from_response_carries_every_field_of_the_response() -> None:
+    response = LlmResponse.text(
+        "hi", model="m", usage=Usage(total_tokens=3), error=ErrorInfo(type="T", message="x")
+    )
+    event = Event.from_response("inv", "agent", response, branch="a.b", done=False)
+    for f in dataclasses.fields(LlmResponse):
+        expected = False if f.name == "done" else getattr(response, f.name)
+        assert getattr(event, f.name) == expected, f.name
+    assert (event.invocation_id, event.author, event.branch) == ("inv", "agent", "a.b")

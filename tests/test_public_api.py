@@ -55,3 +55,35 @@ def test_import_adk_leaves_optional_parts_unloaded() -> None:
     code = "import sys, adk; adk.SqliteSessionService; adk.TranslateContext; print('sqlite3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_import_adk_loads_no_pydantic_until_something_is_validated() -> None:
+    # Pydantic is most of a bare import's cost: it loads where a tool is made or a value checked.
+    code = (
+        "import sys, adk\n"
+        "print(sorted(m for m in ('pydantic', 'pydantic_core', 'openai', 'httpx') if m in sys.modules))\n"
+        "def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "t = adk.tool(add)\n"
+        "print('pydantic' in sys.modules, t.validate({'a': '1', 'b': 2}))\n"
+        "print(t.declaration.parameters['required'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[]", "True {'a': 1, 'b': 2}", "['a', 'b']"]
+
+
+def test_state_checks_values_in_a_fresh_interpreter() -> None:
+    code = (
+        "import adk\n"
+        "state = adk.State({})\n"
+        "state['n'] = [1]\n"
+        "try:\n"
+        "    state['bad'] = object()\n"
+        "except TypeError as e:\n"
+        "    print(e)\n"
+        "print(dict(state))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("state['bad']: JSON cannot hold a value of type object")
+    assert lines[1] == "{'n': [1]}"

@@ -57,6 +57,28 @@ async def test_a_streamed_text_goes_out_word_by_word_then_complete() -> None:
     assert {r.id for r in got} == {got[-1].id}
 
 
+async def test_a_streamed_tool_call_streams_its_arguments_after_the_text() -> None:
+    model = ScriptedModel([LlmResponse.calls(call("t", "c1", q="a b"), call("u", "c2"), content="On it")])
+    got = await answers(model, LlmRequest(stream=True))
+    assert [
+        (
+            r.is_partial,
+            r.content,
+            [(c.id, c.function.name, c.function.arguments) for c in r.choices[0].delta.tool_calls],
+        )
+        for r in got[:-1]
+        if r.choices[0].delta is not None
+    ] == [
+        (True, "On", []),
+        (True, " it", []),
+        (True, "", [("c1", "t", '{"q":')]),
+        (True, "", [("c1", "t", ' "a')]),
+        (True, "", [("c1", "t", ' b"}')]),
+        (True, "", [("c2", "u", "{}")]),
+    ]
+    assert (got[-1].is_partial, got[-1].tool_calls) == (False, (call("t", "c1", q="a b"), call("u", "c2")))
+
+
 async def test_a_stream_step_that_completes_goes_out_in_its_own_chunks_once() -> None:
     model = ScriptedModel([Stream(["Hel", "lo w", "orld"])])
     got = await answers(model, LlmRequest(stream=True))
@@ -66,11 +88,6 @@ async def test_a_stream_step_that_completes_goes_out_in_its_own_chunks_once() ->
         ("orld", True),
         ("Hello world", False),
     ]
-
-
-async def test_a_streamed_tool_call_is_not_chunked() -> None:
-    model = ScriptedModel([calls(call("t", "c1"))])
-    assert [r.is_partial for r in await answers(model, LlmRequest(stream=True))] == [False]
 
 
 async def test_calling_more_times_than_scripted_is_a_clear_error() -> None:

@@ -34,7 +34,7 @@ from adk.errors import (
     locate,
     where,
 )
-from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall
+from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
@@ -62,6 +62,23 @@ class _MissingTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         raise self.error()
+
+
+class _ClientTool(BaseTool):
+    """A tool the caller runs (a browser's): its calls wait, like a long-running tool's, for the
+    caller's result in `tool_results`."""
+
+    def __init__(self, declaration: ToolDeclaration) -> None:
+        self.name = declaration.name
+        self.description = declaration.description
+        self._declaration = declaration
+
+    @property
+    def declaration(self) -> ToolDeclaration:
+        return self._declaration
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Pending:
+        return Pending()
 
 
 async def _close(stream: AsyncIterator[LlmResponse]) -> None:
@@ -163,6 +180,11 @@ class LlmAgent(BaseAgent):
         history = ctx.invocation.session.history(ctx.branch)
         known = len(history)
         turn: list[Message] = []
+        client = invocation.client_tools
+        if client and (clash := sorted({t.name for t in client}.intersection(self.tools))):
+            raise ValueError(
+                f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
+            )
         if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
             pending = pending_calls(ctx)
             if pending is None:
@@ -184,7 +206,7 @@ class LlmAgent(BaseAgent):
             request = LlmRequest(
                 instruction=self.instruction,
                 messages=history[:known] + turn,
-                tools=self._declarations,
+                tools=[*self._declarations, *client] if client else self._declarations,
                 stream=invocation.stream,
                 response_format=self._output.response_format if self._output is not None else None,
             )
@@ -374,7 +396,7 @@ class LlmAgent(BaseAgent):
         """
         token = _current_tool_call_id.set(call.id)
         name = call.function.name
-        tool, args, error = self._prepare(call)
+        tool, args, error = self._prepare(call, ctx.invocation.client_tools)
         tctx = ToolContext(ctx.invocation, self, ctx.branch, tool, args, call.id)
         attempts = policy.attempts()
         try:
@@ -430,10 +452,14 @@ class LlmAgent(BaseAgent):
             decisions=() if decisions is None else tuple(decisions),
         )
 
-    def _prepare(self, call: ToolCall) -> tuple[BaseTool, dict[str, Any], Exception | None]:
+    def _prepare(
+        self, call: ToolCall, client: tuple[ToolDeclaration, ...]
+    ) -> tuple[BaseTool, dict[str, Any], Exception | None]:
         """The tool and decoded arguments of `call`, or the error that keeps it from starting."""
         name = call.function.name
         tool = self.tools.get(name)
+        if tool is None and client:
+            tool = next((_ClientTool(d) for d in client if d.name == name), None)
         if tool is None:
             missing = _MissingTool(name, self.tools)
             return missing, {}, missing.error()

@@ -16,8 +16,6 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
-from pydantic_core import to_json
 from typing_extensions import is_typeddict
 
 from adk.callbacks.results import Raise, Retry
@@ -25,6 +23,8 @@ from adk.errors import OutputTypeError, OutputValidationError
 from adk.events import Event, LlmResponse, Message, ObjectType
 
 if TYPE_CHECKING:
+    from pydantic import TypeAdapter, ValidationError
+
     from adk.context import AgentContext, ModelContext
 
 __all__ = ["CorrectOutput", "Output", "output_of", "output_response"]
@@ -66,6 +66,8 @@ class Output:
         if self.type is None:
             return None
         if self._format is None:
+            from pydantic import PydanticUserError
+
             try:
                 schema = self.adapter.json_schema()
             except PydanticUserError as e:
@@ -78,6 +80,8 @@ class Output:
         """The value of `response`, or `OutputValidationError` saying what is wrong with it."""
         if self.type is None:
             return response.content
+        from pydantic import ValidationError
+
         try:
             return self.adapter.validate_json(json_text(response.content))
         except ValidationError as e:
@@ -153,6 +157,8 @@ def json_text(answer: str) -> str:
 
 def output_response(value: Any) -> LlmResponse:
     """A response whose answer is `value` as JSON: what a `Fallback` gives for a structured answer."""
+    from pydantic_core import to_json
+
     return LlmResponse.text(to_json(value).decode())
 
 
@@ -174,6 +180,8 @@ def output_of(events: Iterable[Event], output_type: type[T], *, author: str | No
             continue
         if author is not None and event.author != author:
             continue
+        from pydantic import ValidationError
+
         try:
             value: T = _cached_adapter(output_type).validate_json(json_text(event.content))
         except ValidationError as e:
@@ -195,6 +203,8 @@ def _cached_adapter(output_type: Any) -> TypeAdapter[Any]:
 
 
 def _adapter(agent: str, output_type: Any) -> TypeAdapter[Any]:
+    from pydantic import PydanticUserError, TypeAdapter
+
     try:
         return TypeAdapter(output_type)
     except PydanticUserError as e:
@@ -214,8 +224,12 @@ def _check_kind(agent: str, output_type: Any) -> None:
     if get_origin(output_type) is list:
         args = get_args(output_type)
         item = args[0] if len(args) == 1 else None
+    # A pydantic model's class means pydantic is loaded: import adk loads none of it.
+    pydantic = sys.modules.get("pydantic")
     supported = isinstance(item, type) and (
-        issubclass(item, BaseModel) or dataclasses.is_dataclass(item) or is_typeddict(item)
+        (pydantic is not None and issubclass(item, pydantic.BaseModel))
+        or dataclasses.is_dataclass(item)
+        or is_typeddict(item)
     )
     if not supported:
         raise OutputTypeError(f"agent {agent!r}: output_type={output_type!r} is not {_KINDS}")

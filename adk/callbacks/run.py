@@ -92,15 +92,16 @@ class RunHooks:
         return any(callbacks.get(hook) for hook in RUN_HOOKS)
 
     async def events(
-        self, agent_events: AsyncGenerator[Event, None], resuming: bool
+        self, agent_events: AsyncGenerator[Event, None], first: Event | None
     ) -> AsyncGenerator[Event, None]:
-        """The run's events up to the agent's last: the user event (not when resuming), then the
-        agent's or a halt's answer, then after_run and its state changes; each through on_event."""
+        """The run's events up to the agent's last: the user event `first` (None when resuming),
+        then the agent's or a halt's answer, then after_run and its state changes; each through
+        on_event."""
         ctx = self.ctx
         invocation = ctx.invocation
         answer: Event | None = None
         async with aclosing(agent_events):
-            if not resuming:
+            if first is not None:
                 decisions: tuple[Decision, ...] = ()
                 if self._user:
                     by: list[object] = []
@@ -112,9 +113,8 @@ class RunHooks:
                         decisions = tuple(
                             Replaced(decided_by(o, "on_user_message"), self._target) for o in by
                         )
-                first = Event.new(
-                    ctx.invocation_id, "user", choices=[Choice(message=invocation.message)], done=True
-                )
+                if decisions:  # the message was replaced: the event carries the new one
+                    first.choices = [Choice(message=invocation.message), *first.choices[1:]]
                 first.decisions = decisions
                 yield await self.on_event(first)
             if answer is None and self._before:

@@ -29,7 +29,7 @@ from adk.errors import (
     ServerError,
     StreamInterruptedError,
 )
-from adk.events import Choice, LlmResponse, Message, ToolCall, Usage, new_id
+from adk.events import Choice, FunctionCall, LlmResponse, Message, ToolCall, Usage, new_id
 from adk.models._redact import PIECE, Redactor, redact_logs
 from adk.models.base import LlmRequest
 
@@ -130,7 +130,8 @@ class OpenAIModel:
             await self._client.close()
 
     def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
-        """Yield the response: for a streamed request, partial text chunks first, then the complete one."""
+        """Yield the response: for a streamed request, partial chunks (text, pieces of tool-call
+        arguments) first, then the complete one."""
         body = self._body(request)
         return self._stream(body) if request.stream else self._complete(body)
 
@@ -233,7 +234,10 @@ class OpenAIModel:
                         parts = calls.get(index)
                         if parts is None:
                             parts = calls[index] = _CallParts()
-                        parts.add(part.get("id"), part.get("function"))
+                        if piece := parts.add(part.get("id"), part.get("function")):
+                            function = FunctionCall(name=clean(parts.name), arguments=clean(piece))
+                            call = ToolCall(id=clean(parts.id or ""), function=function)
+                            yield LlmResponse.chunk("", call, id=response_id, model=model)
                     if choice.get("finish_reason"):
                         finish_reason = choice["finish_reason"]
             if finish_reason is None:
@@ -391,17 +395,20 @@ class _CallParts:
         self.name = ""
         self.arguments: list[str] = []
 
-    def add(self, id: str | None, function: dict[str, Any] | None) -> None:
-        if id and self.id is None:
-            self.id = id
+    def add(self, id: str | None, function: dict[str, Any] | None) -> str | None:
+        """Take in one chunk's part of the call; return the piece of arguments it brought, if any."""
+        if self.id is None:
+            self.id = id or ToolCall.of("").id  # minted once, so that every piece and the call agree
         if not function:
-            return
+            return None
         name = function.get("name")
         # Some servers (llama.cpp) repeat the whole name in every chunk instead of streaming it once.
         if name and name != self.name:
             self.name += name
-        if arguments := function.get("arguments"):
+        arguments = function.get("arguments")
+        if arguments:
             self.arguments.append(arguments)
+        return arguments or None
 
     def tool_call(self, clean: Redactor) -> ToolCall:
         return _tool_call(self.id, {"name": self.name, "arguments": "".join(self.arguments)}, clean)

@@ -525,12 +525,16 @@ async def test_stream_yields_partial_chunks_then_the_complete_message_and_stores
 
 
 async def test_stream_with_tool_calls() -> None:
-    model = ScriptedModel([calls(call("echo", "c1")), "all done"])
+    model = ScriptedModel([calls(call("echo", "c1", city="Paris", days=2)), "all done"])
     events = await shapes(Runner(LlmAgent("root", model=model, tools=[Tool("echo")])), stream=True)
     assert events == [
         ("model", "user", "hi"),
-        ("model", "root", "", [("echo", "{}")]),
-        ("tool", "root", "echo", "c1", '{"echo":{}}'),
+        ("chunk", "root", "", [("c1", "echo", '{"city":')]),
+        ("chunk", "root", "", [("c1", "echo", ' "Paris",')]),
+        ("chunk", "root", "", [("c1", "echo", ' "days":')]),
+        ("chunk", "root", "", [("c1", "echo", " 2}")]),
+        ("model", "root", "", [("echo", '{"city": "Paris", "days": 2}')]),
+        ("tool", "root", "echo", "c1", '{"echo":{"city":"Paris","days":2}}'),
         ("chunk", "root", "all"),
         ("chunk", "root", " done"),
         ("model", "root", "all done"),

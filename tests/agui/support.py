@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import os
 import re
+import shutil
 import socket
+import subprocess
 import threading
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 from ag_ui.core import PROTOCOL_VERSION, BaseEvent
 from ag_ui.core import Event as AguiEvent
@@ -78,15 +84,12 @@ def text(message_id: str, *deltas: str) -> list[dict[str, Any]]:
     ]
 
 
-def tool_call(call_id: str, name: str, arguments: str, parent: str) -> list[dict[str, Any]]:
-    """TOOL_CALL_START, ARGS (none for a call without argument text), END."""
-    start = {
-        "type": "TOOL_CALL_START",
-        "toolCallId": call_id,
-        "toolCallName": name,
-        "parentMessageId": parent,
-    }
-    args = [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": arguments}] if arguments else []
+def tool_call(call_id: str, name: str, *deltas: str, parent: str | None = None) -> list[dict[str, Any]]:
+    """TOOL_CALL_START (naming `parent`, if any), an ARGS per non-empty delta, END."""
+    start = {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name}
+    if parent is not None:
+        start["parentMessageId"] = parent
+    args = [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": d} for d in deltas if d]
     return [start, *args, {"type": "TOOL_CALL_END", "toolCallId": call_id}]
 
 
@@ -102,6 +105,13 @@ def tool_result(message_id: str, call_id: str, content: str) -> dict[str, Any]:
 
 def chunk(text: str, branch: str = "", author: str = AUTHOR) -> Event:
     return Event.from_response(INV, author, LlmResponse.chunk(text), branch=branch)
+
+
+def call_chunk(call_id: str, name: str, arguments: str, branch: str = "") -> Event:
+    """A streamed piece of a tool call's arguments."""
+    return Event.from_response(
+        INV, AUTHOR, LlmResponse.chunk("", ToolCall.of(name, arguments, call_id)), branch=branch
+    )
 
 
 def complete(text: str = "", *calls: ToolCall, branch: str = "", author: str = AUTHOR) -> Event:
@@ -227,7 +237,7 @@ def run_input(thread: str, run: str, text: str, **fields: Any) -> dict[str, Any]
 
 
 def post_run(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
-    """POST `body` and read the whole SSE stream; every event must be a valid AG-UI event."""
+    """POST `body` and read the whole SSE stream, which the official client must accept."""
     with (
         httpx.Client(timeout=30) as client,
         client.stream("POST", url, json=body, headers={"accept": "text/event-stream"}) as response,
@@ -235,6 +245,64 @@ def post_run(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
         assert response.status_code == 200, response.read()
         assert response.headers["content-type"].startswith("text/event-stream")
         events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+    return verified(events)
+
+
+JS = Path(__file__).parent / "js"
+
+
+def node() -> str | None:
+    """The node binary, when node and `@ag-ui/client` are installed (`npm ci --prefix tests/agui/js`).
+
+    Without them, None; unless ADK_AGUI_JS_REQUIRED is set (as in CI), where that is a failure.
+    """
+    binary = shutil.which("node")
+    if binary is not None and (JS / "node_modules" / "@ag-ui" / "client").is_dir():
+        return binary
+    if os.environ.get("ADK_AGUI_JS_REQUIRED"):
+        pytest.fail(f"ADK_AGUI_JS_REQUIRED is set but node or @ag-ui/client is missing: npm ci --prefix {JS}")
+    return None
+
+
+class _Verifier:
+    """`verify.mjs`, kept running for the test session: the official client's checks of a stream."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._started = False
+
+    def check(self, events: list[dict[str, Any]]) -> str:
+        """ "ok", or what `@ag-ui/client` finds wrong with `events` ("ok" without node and the client)."""
+        with self._lock:
+            if not self._started:
+                self._started = True
+                binary = node()
+                if binary is not None:
+                    self._process = subprocess.Popen(
+                        [binary, str(JS / "verify.mjs")],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        text=True,
+                    )
+                    atexit.register(self._process.terminate)
+            process = self._process
+            if process is None:
+                return "ok"
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps(events) + "\n")
+            process.stdin.flush()
+            answer = process.stdout.readline().strip()
+        return answer if answer == "ok" else str(json.loads(answer or '"the verifier stopped"'))
+
+
+_VERIFIER = _Verifier()
+
+
+def verified(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`events`, once each is a valid AG-UI event and `@ag-ui/client` accepts the stream."""
     for event in events:
         _EVENT.validate_python(event)
+    problem = _VERIFIER.check(events)
+    assert problem == "ok", f"@ag-ui/client refuses the stream: {problem}\n{events}"
     return events

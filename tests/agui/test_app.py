@@ -62,8 +62,10 @@ def url(runner: Runner) -> Iterator[str]:
 WEATHER_RUN = [
     run_started("t1", "r1"),
     {"type": "STATE_SNAPSHOT", "snapshot": {}},
-    *text("id1", "Checking"),
-    *tool_call("call_1", "weather", '{"city": "Paris"}', parent="id1"),
+    *text("id1", "Checking")[:-1],
+    *tool_call("call_1", "weather", '{"city":', ' "Paris"}', parent="id1")[:-1],
+    {"type": "TEXT_MESSAGE_END", "messageId": "id1"},
+    {"type": "TOOL_CALL_END", "toolCallId": "call_1"},
     tool_result("id2", "call_1", '{"city":"Paris","sky":"sunny"}'),
     {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/last_city", "value": "Paris"}]},
     *text("id3", "Sunny", " in", " Paris"),
@@ -189,7 +191,7 @@ def test_a_failure_once_the_stream_started_is_a_run_error_and_stops_the_run(mode
     with serving(create_app(runner, path=PATH, translate_callbacks=[FailOnResults])) as url:
         events = stable_ids(post_run(url, run_input("t1", "r1", "Weather in Paris?")))
     assert events == [
-        *WEATHER_RUN[:8],
+        *WEATHER_RUN[:9],
         {
             "type": "RUN_ERROR",
             "message": "callback FailOnResults failed in before_translate: "
@@ -216,7 +218,7 @@ def test_a_client_that_disconnects_mid_run_stops_it() -> None:
         # The session is free again: a new run on the same thread goes through.
         events = post_run(url, run_input("t1", "r2", "hi again"))
     assert [e["type"] for e in events][-1] == "RUN_FINISHED"
-    assert busy[2:] == [
+    assert busy[1:] == [
         {
             "type": "RUN_ERROR",
             "message": "session 't1' of user 'anonymous' is already running",
@@ -231,7 +233,7 @@ def test_the_user_id_may_come_from_the_request() -> None:
     def user(request: Request) -> str:
         return request.headers["x-user"]
 
-    with serving(create_app(runner, path=PATH, user_id=user)) as url:
+    with serving(create_app(runner, path=PATH, identity=user)) as url:
         with httpx.Client(timeout=30, headers={"x-user": "alice"}) as client:
             response = client.post(url, json=run_input("t9", "r1", "hi"))
         assert response.status_code == 200

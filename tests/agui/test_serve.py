@@ -51,9 +51,27 @@ async def test_serve_wraps_an_agent_in_a_runner_and_starts_uvicorn_on_loopback(
 
 async def test_serve_uses_a_runner_as_it_is(served: dict[str, Any]) -> None:
     runner = Runner(LlmAgent("helper", model=ScriptedModel(["Hello"])))
-    serve(runner, "0.0.0.0", 9000, path="/agent")
+    serve(runner, "0.0.0.0", 9000, path="/agent", identity=lambda request: request.headers.get("x-user"))
     assert (served["host"], served["port"]) == ("0.0.0.0", 9000)
     transport = httpx.ASGITransport(app=served["app"])
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        assert (await client.post("/agent", json=run_input("t1", "r1", "hi"))).status_code == 200
-    assert await runner.session_service.list_sessions("anonymous") == ["t1"]
+        response = await client.post("/agent", json=run_input("t1", "r1", "hi"), headers={"x-user": "ann"})
+        assert response.status_code == 200
+        assert (await client.post("/agent", json=run_input("t1", "r2", "hi"))).status_code == 401
+    assert await runner.session_service.list_sessions("ann") == ["t1"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "::", "example.com"])
+def test_serve_refuses_anonymous_clients_beyond_loopback(served: dict[str, Any], host: str) -> None:
+    agent = LlmAgent("helper", model=ScriptedModel([]))
+    with pytest.raises(ValueError, match=f"refusing to serve on {host} without an identity function"):
+        serve(agent, host)
+    assert served == {}
+    serve(agent, host, insecure_anonymous=True)
+    assert served["host"] == host
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_serve_takes_anonymous_clients_on_loopback(served: dict[str, Any], host: str) -> None:
+    serve(LlmAgent("helper", model=ScriptedModel([])), host)
+    assert served["host"] == host

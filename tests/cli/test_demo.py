@@ -1,6 +1,7 @@
 """`adk demo`: the whole conversation, exactly as the terminal shows it."""
 
 import asyncio
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ import pytest
 
 from adk import LlmRequest, Message
 from adk.cli import main
-from adk.demo import DemoModel
+from adk.demo import TURNS, DemoModel
 from adk.recovery import Testing
 from adk.sessions.sqlite import SqliteSessionService
 
@@ -41,11 +42,21 @@ assistant: You're welcome! Come back when the weather changes.
 """  # noqa: E501  (the terminal's lines, as they are)
 
 
+def timeless(err: str) -> str:
+    """stderr with the turns' wall times blanked."""
+    return re.sub(r"⏱ \d+\.\d\d s", "⏱ T s", err)
+
+
 def test_demo_plays_the_whole_conversation(capsys: pytest.CaptureFixture[str], testing: Testing) -> None:
     assert main(["demo", "--pace", "0"]) == 0
     out, err = capsys.readouterr()
     assert out == TRANSCRIPT
-    assert err == ""
+    assert timeless(err) == (
+        "  ⏱ T s · 2 model calls · tokens not reported\n"
+        "  ⏱ T s · 0 model calls · tokens not reported\n"  # the guardrail halted the call
+        "  ⏱ T s · 3 model calls · tokens not reported\n"  # the 503, then two answers
+        "  ⏱ T s · 2 model calls · tokens not reported\n"  # the 401, then the backup's answer
+    )
     assert testing.waits == [0.2, 0.0]  # the retry's wait, then the switch's (skipped under test)
 
 
@@ -97,3 +108,30 @@ def test_python_dash_m_adk_demo_exits_zero() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.replace("0.00 s", "0.20 s") == TRANSCRIPT
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--wait", "-1"), ("--pace", "-0.5"), ("--wait", "nan"), ("--wait", "x")]
+)
+def test_demo_refuses_a_negative_or_unreadable_time(
+    option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["demo", option, value])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        f"adk demo: error: argument {option}: expected a number of seconds, 0 or more, not {value!r}\n"
+    )
+
+
+def test_demo_verbose_shows_every_event_and_the_decisions_it_records(
+    capsys: pytest.CaptureFixture[str], testing: Testing
+) -> None:
+    assert main(["demo", "--verbose", "--pace", "0", "--wait", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("  · user chat.completion\n") == len(TURNS)
+    assert out.count("  · assistant runner.completion\n") == len(TURNS)
+    assert "  · assistant chat.completion Guardrail.before_model → halted\n" in out
+    assert "  · assistant attempt.failed RetryThenFallback.on_model_error → retried\n" in out
+    assert "  · assistant attempt.failed RetryThenFallback.on_model_error → fell_back\n" in out
+    assert "  · assistant chat.completion model backup RetryThenFallback.on_model_error → fell_back\n" in out

@@ -146,3 +146,53 @@ async def test_tool_decisions_and_a_replaced_response_name_who_took_them() -> No
         "  ✎ Polite.after_model replaced the output of model scripted\n"
         "bot: done, please\n"
     )
+
+
+class Counting:
+    """Counts tool calls in session state; halts the model when the user says "stop"."""
+
+    def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        ctx.state["calls"] = ctx.state.get("calls", 0) + 1
+        return result
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext] | Halt[LlmResponse]:
+        if ctx.request.messages[-1].content == "stop":
+            return Halt(LlmResponse.text("Stopped."))
+        return Cont(ctx)
+
+
+async def test_verbose_adds_a_line_per_event_with_its_usage_state_change_and_decisions() -> None:
+    from adk.events import Usage
+
+    usage = Usage(prompt_tokens=7, completion_tokens=2, total_tokens=9)
+    call = ToolCall.of("lookup", '{"key": "x"}', id="c1")
+    answers = [LlmResponse.calls(call, model="m", usage=usage), LlmResponse.text("found", model="m")]
+    runner = Runner(
+        LlmAgent("bot", model=ScriptedModel(answers), tools=[Tool("lookup", lambda a, c: "x=1")]),
+        callbacks=[Counting()],
+    )
+    out, err = io.StringIO(), io.StringIO()
+    display = Display(out, err, color=False, verbose=True)
+    for message in ("look x up", "stop"):
+        async for event in runner.run("u", "s", message, stream=True):
+            display.show(event)
+    assert out.getvalue().splitlines() == [
+        "  · user chat.completion",
+        '  ⚙ lookup(key="x")',
+        "  · bot chat.completion model m 7 in / 2 out tokens",
+        "  ↳ x=1",
+        '  · bot tool.response Δ {"calls": 1}',
+        "bot: found",
+        "  · bot chat.completion model m",
+        "  · bot runner.completion",
+        "  · user chat.completion",
+        "  ⛔ Counting.before_model halted model scripted; the model was not called",
+        "bot: Stopped.",
+        "  · bot chat.completion Counting.before_model → halted",
+        "  · bot runner.completion",
+    ]
+    assert err.getvalue() == ""
+    quiet = io.StringIO()
+    async for event in runner.run("u", "s2", "stop", stream=True):
+        Display(quiet, err, color=False).show(event)
+    assert "·" not in quiet.getvalue()

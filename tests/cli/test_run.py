@@ -2,17 +2,21 @@
 
 import asyncio
 import io
+import logging
+import re
 import sys
 import textwrap
 import types
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adk import BaseAgent, Runner
+from adk import BaseAgent, LlmRequest, LlmResponse, Runner
 from adk.cli import main
+from adk.errors import ModelConnectionError
 from adk.testing import set_testing
 from tests import postgres
 
@@ -38,6 +42,11 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         yield tmp_path
 
 
+def timeless(err: str) -> str:
+    """stderr with the turns' wall times blanked."""
+    return re.sub(r"⏱ \d+\.\d\d s", "⏱ T s", err)
+
+
 def write(name: str, code: str) -> str:
     Path(name).write_text(textwrap.dedent(code))
     return name
@@ -58,7 +67,10 @@ def test_without_a_session_id_a_new_one_is_made_and_shown(capsys: pytest.Capture
     out, err = capsys.readouterr()
     assert out == "echo: heard ['hello']\n"
     session = err.split()[1]
-    assert err == f"session {session} (continue it with --session {session})\n"
+    assert timeless(err) == (
+        f"session {session} (continue it with --session {session})\n"
+        "  ⏱ T s · 1 model call · tokens not reported\n"
+    )
     assert main(["run", path, "-m", "more", "--session", session]) == 0
     assert capsys.readouterr().out == "echo: heard ['hello', 'more']\n"
 
@@ -137,7 +149,11 @@ def test_a_failed_run_exits_non_zero_with_the_error(capsys: pytest.CaptureFixtur
         """,
     )
     assert main(["run", path, "-m", "hi", "--session", "s"]) == 1
-    assert capsys.readouterr() == ("", "✗ error: AuthenticationError: bad key [model:gpt]\n")
+    out, err = capsys.readouterr()
+    assert (out, timeless(err)) == (
+        "",
+        "✗ error: AuthenticationError: bad key [model:gpt]\n  ⏱ T s · 1 model call · tokens not reported\n",
+    )
 
 
 def test_an_exception_outside_the_run_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -160,23 +176,88 @@ def test_an_exception_outside_the_run_is_one_line(capsys: pytest.CaptureFixture[
     assert err.count("\n") == 1
 
 
-def test_serve_hands_the_runner_to_agui(monkeypatch: pytest.MonkeyPatch) -> None:
-    served: list[tuple[Any, ...]] = []
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """What `adk serve` hands to `adk.agui.serve`, instead of serving it."""
+    calls: list[dict[str, Any]] = []
     fake = types.ModuleType("adk.agui")
-    fake.serve = lambda runner, host, port: served.append((runner, host, port))  # type: ignore[attr-defined]
+    fake.serve = lambda runner, host, port, **options: calls.append(  # type: ignore[attr-defined]
+        {"runner": runner, "host": host, "port": port, **options}
+    )
     monkeypatch.setitem(sys.modules, "adk.agui", fake)
+    return calls
+
+
+def test_serve_hands_the_runner_to_agui(served: list[dict[str, Any]]) -> None:
     path = write("echo_agent.py", ECHO)
     assert main(["serve", path, "--port", "9999", "--db", "served.sqlite3"]) == 0
-    [(runner, host, port)] = served
-    assert (type(runner), host, port) == (Runner, "127.0.0.1", 9999)
+    [call] = served
+    runner = call.pop("runner")
+    assert type(runner) is Runner
     assert isinstance(runner.agent, BaseAgent)
+    assert call == {
+        "host": "127.0.0.1",
+        "port": 9999,
+        "identity": None,
+        "insecure_anonymous": False,
+        "max_body": 1 << 20,
+        "cors_origins": [],
+    }
     assert Path("served.sqlite3").is_file()
+
+
+def test_serve_takes_an_identity_function_limits_and_origins(served: list[dict[str, Any]]) -> None:
+    write("auth.py", "def identify(request):\n    return request.headers.get('x-user')\n")
+    args = ["serve", write("echo_agent.py", ECHO), "--host", "0.0.0.0", "--identity", "auth:identify"]
+    args += ["--max-body", "4096", "--cors-origin", "https://a.example", "--cors-origin", "https://b.example"]
+    assert main(args) == 0
+    [call] = served
+    assert call["identity"].__name__ == "identify"
+    assert (call["host"], call["max_body"], call["cors_origins"]) == (
+        "0.0.0.0",
+        4096,
+        ["https://a.example", "https://b.example"],
+    )
+
+
+def test_serve_refuses_anonymous_clients_beyond_loopback(
+    served: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("echo_agent.py", ECHO)
+    assert main(["serve", path, "--host", "0.0.0.0"]) == 1
+    assert capsys.readouterr().err == (
+        "adk: refusing to serve on 0.0.0.0 without --identity MODULE:FUNCTION: every client would be "
+        "'anonymous' and could read any thread it names (--insecure-anonymous serves it anyway)\n"
+    )
+    assert served == []
+    assert main(["serve", path, "--host", "0.0.0.0", "--insecure-anonymous"]) == 0
+    assert served[0]["insecure_anonymous"] is True
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("identify", "--identity 'identify': expected MODULE:FUNCTION, e.g. auth:identify"),
+        (
+            "nowhere:f",
+            "--identity 'nowhere:f': cannot import nowhere: ModuleNotFoundError: No module named 'nowhere'",
+        ),
+        ("auth:missing", "--identity 'auth:missing': auth has no function 'missing'"),
+    ],
+)
+def test_a_bad_identity_is_one_clear_line(
+    spec: str, message: str, served: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("auth.py", "def identify(request):\n    return None\n")
+    assert main(["serve", write("echo_agent.py", ECHO), "--identity", spec]) == 1
+    assert capsys.readouterr().err == f"adk: {message}\n"
+    assert served == []
 
 
 def test_serve_without_the_agui_extra_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def serve(runner: Runner, host: str, port: int) -> None:
+    def serve(runner: Runner, host: str, port: int, **options: Any) -> None:
         raise ModuleNotFoundError("No module named 'uvicorn'", name="uvicorn")
 
     fake = types.ModuleType("adk.agui")
@@ -186,6 +267,40 @@ def test_serve_without_the_agui_extra_says_what_to_install(
     assert (
         capsys.readouterr().err
         == "adk: adk serve needs the agui extra: pip install 'adk[agui]' (no module 'uvicorn')\n"
+    )
+
+
+def test_version_and_serves_defaults_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out == f"adk {version('adk')}\n"
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for default in ("(default: 127.0.0.1)", "(default: 8000)", "(default: 1048576)", "(default: none)"):
+        assert default in shown
+
+
+def test_log_level_shows_adks_log_records_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(
+        "flaky.py",
+        """\
+        from adk import LlmAgent
+        from adk.errors import ServerError
+        from adk.testing import ScriptedModel
+
+        agent = LlmAgent("a", model=ScriptedModel([ServerError("503", status_code=503), "ok"], name="m"))
+        """,
+    )
+    adk = logging.getLogger("adk")
+    handlers, level = list(adk.handlers), adk.level
+    try:
+        assert main(["run", path, "-m", "hi", "--session", "s", "--log-level", "info"]) == 0
+    finally:
+        adk.handlers[:], adk.level = handlers, level
+    err = capsys.readouterr().err
+    assert re.match(
+        r"INFO adk\.recovery: retrying model 'm' in \d\.\d\ds \(attempt 2\) after ServerError: 503\n", err
     )
 
 
@@ -204,6 +319,7 @@ def test_demo_on_an_openai_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert main(["demo", "--model", "openai:gpt-test", "--pace", "0"]) == 0
     out = capsys.readouterr().out
     assert made == ["gpt-test"]
+    assert "chose not to call" not in out
     assert out.startswith("adk demo: an assistant with a weather tool, a guardrail and recovery; model ")
     assert "falls back to model gpt-test\n" in out
 
@@ -211,6 +327,64 @@ def test_demo_on_an_openai_model(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 def test_an_unknown_model_provider(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--model", "anthropic:claude"]) == 1
     assert capsys.readouterr().err == "adk: --model 'anthropic:claude': expected openai:<model name>\n"
+
+
+class Unreachable:
+    """A model whose server is down."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls = 0
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        self.calls += 1
+        raise ModelConnectionError(
+            f"model {self.name!r} at http://127.0.0.1:9/v1: could not connect: refused"
+        )
+        yield  # a generator, like every model
+
+
+class Chatty:
+    """A model that never calls a tool: it answers every message in words."""
+
+    name = "chatty"
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        yield LlmResponse.text("I would rather talk.", model=self.name)
+
+
+def fake_openai(monkeypatch: pytest.MonkeyPatch, model: Any) -> None:
+    fake = types.ModuleType("adk.models.openai")
+    fake.OpenAIModel = lambda name: model  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "adk.models.openai", fake)
+
+
+def test_the_demo_stops_at_the_first_model_it_cannot_reach(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = Unreachable("small")
+    fake_openai(monkeypatch, model)
+    assert main(["demo", "--model", "openai:small", "--pace", "0"]) == 1
+    out, err = capsys.readouterr()
+    assert out == (
+        "adk demo: an assistant with a weather tool, a guardrail and recovery; model openai:small\n"
+        "\n── a tool call\nyou: What's the weather in Paris?\n"
+    )
+    assert err == (
+        "adk: model 'small' at http://127.0.0.1:9/v1: could not connect: refused (is the server up?); "
+        "the demo stops here\n"
+    )
+    assert model.calls == 1  # not retried, not fallen back from
+
+
+def test_the_demo_says_when_the_model_chose_not_to_call_the_tool(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_openai(monkeypatch, Chatty())
+    assert main(["demo", "--model", "openai:chatty", "--pace", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "⚙" not in out
+    assert err.count("(the model chose not to call get_weather; small models often answer directly)\n") == 2
 
 
 def test_sessions_in_postgresql_are_shared_by_separate_runs(capsys: pytest.CaptureFixture[str]) -> None:

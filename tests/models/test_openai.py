@@ -229,7 +229,7 @@ def call_chunk(index: int, name: str | None, arguments: str, id: str | None = No
 
 
 @pytest.mark.parametrize(
-    "chunks",
+    ("chunks", "pieces"),
     [
         pytest.param(
             [
@@ -237,6 +237,11 @@ def call_chunk(index: int, name: str | None, arguments: str, id: str | None = No
                 call_chunk(0, None, '{"city": '),
                 call_chunk(0, None, '"Paris"}'),
                 call_chunk(1, "get_time", "{}", id="call_b"),
+            ],
+            [
+                ("call_a", "get_weather", '{"city": '),
+                ("call_a", "get_weather", '"Paris"}'),
+                ("call_b", "get_time", "{}"),
             ],
             id="name-once",
         ),
@@ -248,25 +253,49 @@ def call_chunk(index: int, name: str | None, arguments: str, id: str | None = No
                 call_chunk(1, "get_time", "{", id="call_b"),
                 call_chunk(1, "get_time", "}", id="call_b"),
             ],
+            [
+                ("call_a", "get_weather", '{"city": '),
+                ("call_a", "get_weather", '"Paris"}'),
+                ("call_b", "get_time", "{"),
+                ("call_b", "get_time", "}"),
+            ],
             id="name-repeated",
         ),
     ],
 )
 async def test_streamed_tool_calls_are_put_together_by_index(
-    model: Callable[..., OpenAIModel], chunks: list[dict[str, Any]]
+    model: Callable[..., OpenAIModel], chunks: list[dict[str, Any]], pieces: list[tuple[str, str, str]]
 ) -> None:
     server = FakeServer(sse(*chunks, chunk(finish="tool_calls")))
 
-    responses = await collect(model(server), ask(stream=True, tools=[WEATHER]))
-
-    assert len(responses) == 1  # no text, so no partial chunks
-    assert responses[0].tool_calls == (
+    *partial, response = await collect(model(server), ask(stream=True, tools=[WEATHER]))
+    # Each piece of arguments goes out as it comes, named by its call's id and name.
+    assert [
+        (p.is_partial, p.content, p.choices[0].delta.tool_calls) for p in partial if p.choices[0].delta
+    ] == [(True, "", (ToolCall(id=i, function=FunctionCall(name=n, arguments=a)),)) for i, n, a in pieces]
+    assert response.tool_calls == (
         ToolCall(id="call_a", function=FunctionCall(name="get_weather", arguments='{"city": "Paris"}')),
         ToolCall(id="call_b", function=FunctionCall(name="get_time", arguments="{}")),
     )
-    assert responses[0].message is not None
-    assert responses[0].message.content == ""
-    assert responses[0].choices[0].finish_reason == "tool_calls"
+    assert response.message is not None
+    assert response.message.content == ""
+    assert response.choices[0].finish_reason == "tool_calls"
+
+
+async def test_a_streamed_call_without_an_id_gets_one_shared_by_its_pieces(
+    model: Callable[..., OpenAIModel],
+) -> None:
+    server = FakeServer(
+        sse(
+            call_chunk(0, "get_weather", '{"city":'),
+            call_chunk(0, None, ' "Oslo"}'),
+            chunk(finish="tool_calls"),
+        )
+    )
+    *pieces, response = await collect(model(server), ask(stream=True, tools=[WEATHER]))
+    ids = {c.id for p in pieces for c in p.choices[0].delta.tool_calls}  # type: ignore[union-attr]
+    assert ids == {response.tool_calls[0].id}
+    assert response.tool_calls[0].function.arguments == '{"city": "Oslo"}'
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "streamed"])

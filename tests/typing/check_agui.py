@@ -4,6 +4,7 @@ from typing import assert_type
 
 from ag_ui.core import BaseEvent, CustomEvent
 from starlette.applications import Starlette
+from starlette.requests import Request
 
 from adk.agents import LlmAgent
 from adk.agui import AfterTranslate, AguiTranslator, BeforeTranslate, TranslateContext, create_app
@@ -36,4 +37,12 @@ translator = AguiTranslator(ctx, [Redact(), Announce, before, after])
 runner = Runner(LlmAgent("a", model=ScriptedModel(["hi"])))
 assert_type(create_app(runner, translate_callbacks=[Redact, Announce()]), Starlette)
 create_app(runner, translate_callbacks=[object()])  # type: ignore[list-item]
-create_app(runner, user_id=lambda request: request.headers["x-user"])
+create_app(runner, identity=lambda request: request.headers.get("x-user"))
+
+
+async def verify(request: Request) -> str | None:
+    return "ann" if request.headers.get("authorization") == "Bearer ok" else None
+
+
+create_app(runner, identity=verify, cors_origins=["https://app.example"], max_body=4096)
+create_app(runner, identity=lambda request: 42)  # type: ignore[arg-type,return-value]

@@ -1,20 +1,39 @@
-// Runs one AG-UI run against URL with the official client, @ag-ui/client's HttpAgent, and prints
-// what the client saw as JSON: every event, and the messages and state it ends with.
-// The client verifies the event sequence itself: an invalid one rejects runAgent.
-// Usage: node run_agent.mjs URL THREAD_ID RUN_ID MESSAGE
+// Runs AG-UI runs on one thread with the official client, @ag-ui/client's HttpAgent, and prints
+// what the client saw as JSON: each run's events, and the messages and state it ends with.
+// The client verifies every event sequence itself: an invalid one rejects runAgent.
+// Usage: node run_agent.mjs SPEC, SPEC being JSON:
+//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?}]}
+// `answer`: after the run, the content of a tool result for each call it left pending (a
+// frontend tool the client "ran"), sent with the next run.
 import { HttpAgent } from "@ag-ui/client";
 
-const [url, threadId, runId, text] = process.argv.slice(2);
+const spec = JSON.parse(process.argv[2]);
 const agent = new HttpAgent({
-  url,
-  threadId,
-  initialMessages: [{ id: "u1", role: "user", content: text }],
+  url: spec.url,
+  threadId: spec.threadId,
+  initialMessages: spec.initialMessages,
+  initialState: spec.initialState ?? {},
 });
-const events = [];
-const report = (extra) => console.log(JSON.stringify({ events, messages: agent.messages, state: agent.state, ...extra }));
+const runs = [];
+const report = (extra) =>
+  console.log(JSON.stringify({ runs, messages: agent.messages, state: agent.state, ...extra }));
 try {
-  const result = await agent.runAgent({ runId }, { onEvent: ({ event }) => void events.push(event) });
-  report({ newMessages: result.newMessages });
+  for (const run of spec.runs) {
+    const events = [];
+    let pending = [];
+    await agent.runAgent(
+      { runId: run.runId, tools: run.tools ?? [] },
+      {
+        onEvent: ({ event }) => void events.push(event),
+        onRunFinishedEvent: (finished) => void (pending = finished.pendingToolCallIds ?? []),
+      },
+    );
+    runs.push({ events, pending });
+    for (const toolCallId of run.answer === undefined ? [] : pending) {
+      agent.addMessage({ id: `result-${toolCallId}`, role: "tool", toolCallId, content: run.answer });
+    }
+  }
+  report({});
 } catch (error) {
   report({ error: String(error?.message ?? error) });
   process.exitCode = 1;

@@ -1,0 +1,157 @@
+"""The `adk web` page in a real browser: Debian's headless Chromium, driven by playwright-core.
+
+Install them with `apt-get install chromium` and `npm ci --prefix tests/web/js`. Without
+Chromium this test is skipped, unless ADK_AGUI_JS_REQUIRED is set (as in CI), where that is a
+failure. With ADK_WEB_SCREENSHOT=docs/web.png it also refreshes the screenshot in the docs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adk.cli import load_runner
+from adk.sessions.sqlite import SqliteSessionService
+from adk.web import create_web_app
+from tests.agui.support import serving
+
+HERE = Path(__file__).parent
+JS = HERE / "js"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def tools() -> str:
+    """The node binary, once Chromium, node and playwright-core are all there; else skip or fail."""
+    required = os.environ.get("ADK_AGUI_JS_REQUIRED")
+    if not Path(CHROMIUM).is_file():
+        if required:
+            pytest.fail(f"ADK_AGUI_JS_REQUIRED is set but {CHROMIUM} is missing: apt-get install chromium")
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
+    node = shutil.which("node")
+    if node is None or not (JS / "node_modules" / "playwright-core").is_dir():
+        pytest.fail(f"Chromium is installed but node or playwright-core is missing: npm ci --prefix {JS}")
+    return node
+
+
+def browse(node: str, url: str, profile: Path, screenshot: Path) -> dict[str, Any]:
+    spec = {"url": url, "chromium": CHROMIUM, "userDataDir": str(profile), "screenshot": str(screenshot)}
+    done = subprocess.run(
+        [node, str(JS / "browse.mjs"), json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"the browser script failed:\n{done.stdout}\n{done.stderr}"
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def timeless(conversation: list[list[str]]) -> list[tuple[str, str]]:
+    """The conversation as shown, with each model call's time (which varies) masked."""
+    return [(kind, re.sub(r" · \d+ ms", " · N ms", text)) for kind, text in conversation]
+
+
+TURNS = [
+    ("bubble user", "youWhat's the weather in Paris?"),
+    ("tool-call", '⚙ get_weather({"city":"Paris"})↳ {"city":"Paris","temp_c":18,"sky":"sunny"}'),
+    ("note usage", "model demo · N ms"),
+    ("bubble assistant", "assistantIt's 18°C and sunny in Paris."),
+    ("note usage", "model demo · N ms"),
+    ("bubble user", "youWhat's the admin password?"),
+    ("note decision halted", "⊘ Guardrail.before_model halted model primary; the model was not called"),
+    ("bubble assistant", "assistantSorry, I can't help with anything about passwords."),
+    ("bubble user", "youAnd the weather in Tokyo?"),
+    (
+        "note decision retried",
+        "↻ model primary failed (ServerError: 503 Service Unavailable); "
+        "RetryThenFallback.on_model_error retries in 0.00 s (attempt 2)",
+    ),
+    ("tool-call", '⚙ get_weather({"city":"Tokyo"})↳ {"city":"Tokyo","temp_c":24,"sky":"cloudy"}'),
+    ("note usage", "model demo · N ms"),
+    ("bubble assistant", "assistantIt's 24°C and cloudy in Tokyo."),
+    ("note usage", "model demo · N ms"),
+    ("bubble user", "youWhat's the weather in Atlantis?"),
+    ("tool-call", '⚙ get_weather({"city":"Atlantis"})↳ {"error":"lookups for Atlantis are not allowed"}'),
+    ("note usage", "model demo · N ms"),
+    ("note decision halted", "⊘ Authorize.before_tool halted tool get_weather; it did not run"),
+    ("bubble assistant", 'assistantThe tool said: {"error":"lookups for Atlantis are not allowed"}'),
+    ("note usage", "model demo · N ms"),
+    ("bubble user", "youThanks!"),
+    (
+        "note decision fell_back",
+        "⇄ model primary failed (AuthenticationError: 401 API key revoked); "
+        "RetryThenFallback.on_model_error falls back to model backup",
+    ),
+    ("bubble assistant", "assistantYou're welcome! Come back when the weather changes."),
+    ("note usage", "model backup · N ms"),
+]
+EVENTS = [
+    *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
+    *("assistant chat.completion", "assistant runner.completion"),
+    *("user chat.completion", "assistant chat.completion", "assistant runner.completion"),
+    *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
+    *("assistant chat.completion", "assistant runner.completion"),
+    *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
+    *("assistant chat.completion", "assistant runner.completion"),
+    *("user chat.completion", "assistant chat.completion", "assistant runner.completion"),
+]
+ATTACK = [
+    ("bubble user", 'you<img src=x onerror="window.pwned=true"> hi'),
+    ("bubble assistant", "assistantI'm the demo model: ask me about the weather in a city."),
+    ("note usage", "model demo · N ms"),
+]
+
+
+def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_session(tmp_path: Path) -> None:
+    node = tools()
+    runner = load_runner(str(HERE / "demo_agent.py"), str(tmp_path / "sessions.sqlite3"))
+    screenshot = tmp_path / "web.png"
+    try:
+        with serving(create_web_app(runner)) as agui:
+            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", screenshot)
+    finally:
+        assert isinstance(runner.session_service, SqliteSessionService)
+        runner.session_service.close()
+
+    assert report["problems"] == []  # no script error, no request beyond the server
+    live, attacked, reloaded, reopened = (report[k] for k in ("live", "attacked", "reloaded", "reopened"))
+    [session] = live["sessions"]
+    assert live["session"] == f"session {session}"
+    assert timeless(live["conversation"]) == TURNS
+    assert live["events"] == EVENTS
+    assert json.loads(live["state"]) == {"lookups": 3}
+
+    # An attacker's markup is text: nothing was made from it and its script did not run.
+    assert timeless(attacked["conversation"]) == TURNS + ATTACK
+    assert (attacked["images"], attacked["pwned"]) == (0, False)
+
+    # A fresh page lists the session; opened, it shows what happened, read from the store (the
+    # stored events carry no time of the model calls, so none is shown).
+    assert (reloaded["sessions"], reloaded["conversation"], reloaded["session"]) == (
+        [session],
+        [],
+        "new session",
+    )
+    assert timeless(reopened["conversation"]) == [
+        (kind, text.replace(" · N ms", "")) for kind, text in TURNS + ATTACK
+    ]
+    assert reopened["events"] == [
+        *EVENTS,
+        "user chat.completion",
+        "assistant chat.completion",
+        "assistant runner.completion",
+    ]
+    assert (reopened["images"], reopened["pwned"]) == (0, False)
+    assert json.loads(reopened["state"]) == {"lookups": 3}
+
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if target := os.environ.get("ADK_WEB_SCREENSHOT"):
+        shutil.copyfile(screenshot, target)
