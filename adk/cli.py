@@ -707,6 +707,7 @@ def _parser() -> argparse.ArgumentParser:
         "--insecure-anonymous", action="store_true", help="serve beyond loopback: anyone could run the agent"
     )
     mcp_serve.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=store_help)
+    log_level(mcp_serve)
     return parser
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -211,18 +213,17 @@ class McpToolset(Toolset):
 
 
 def _errlog() -> TextIO:
-    """Where a stdio server's stderr goes: ours, or the process's own when ours is not a file.
+    """Where a stdio server's stderr goes: the process's own (fd 2), or nowhere when it has none.
 
     The SDK's default is `sys.stderr` as it was on import, which may be a captured stream without
     a file descriptor (pytest's capture, a notebook): the server would not start.
     """
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None and stream.fileno() >= 0:
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return sys.__stderr__ or sys.stderr
+    return sys.__stderr__ or _devnull()
+
+
+@functools.cache
+def _devnull() -> TextIO:
+    return open(os.devnull, "w")  # kept open for every server of the process
 
 
 def _dropped(error: BaseException) -> bool:

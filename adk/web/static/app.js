@@ -79,6 +79,10 @@ export function describe(d) {
       return ["⇄", `${failed}; ${who} falls back to ${d.to === null ? "a fallback result" : d.to.replace(":", " ")}`];
     case "deferred":
       return ["⏸", `${who} deferred ${target} for approval: ${d.reason}`];
+    case "approved":
+      return ["✔", `${target} approved (${d.call_id}); it runs`];
+    case "rejected":
+      return ["⊘", `${target} rejected (${d.call_id})${d.reason ? `: ${d.reason}` : ""}; it does not run`];
     default:
       return ["?", JSON.stringify(d)];
   }
