@@ -894,6 +894,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def refuse_anonymous_public(host: str, identity: object, insecure_anonymous: bool) -> None:
+    """Refuse a host beyond loopback without an identity function: every client would be `anonymous`."""
+    if identity is None and not insecure_anonymous and not is_loopback(host):
+        raise ValueError(
+            f"refusing to serve on {host} without an identity function: every client would be "
+            "'anonymous' and could read any thread it names; pass identity=, or "
+            "insecure_anonymous=True to serve anyway"
+        )
+
+
 def serve(
     agent_or_runner: BaseAgent | Runner,
     host: str = "127.0.0.1",
@@ -911,12 +921,7 @@ def serve(
     A host other than loopback needs an `identity` function: without one every client is
     `anonymous` and reads any thread it names; `insecure_anonymous=True` serves it anyway.
     """
-    if identity is None and not insecure_anonymous and not is_loopback(host):
-        raise ValueError(
-            f"refusing to serve on {host} without an identity function: every client would be "
-            "'anonymous' and could read any thread it names; pass identity=, or "
-            "insecure_anonymous=True to serve anyway"
-        )
+    refuse_anonymous_public(host, identity, insecure_anonymous)
     import uvicorn
 
     from adk.runner import Runner

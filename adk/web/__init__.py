@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adk.agui import MAX_BODY, Identity, create_app, is_loopback, user_of
+from adk.agui import MAX_BODY, Identity, create_app, is_loopback, refuse_anonymous_public, user_of
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.results import Cont
 from adk.context import ModelContext
@@ -173,12 +173,7 @@ def serve_web(
     On an IPv4 loopback address, only requests naming this host are answered, so that a web page
     elsewhere cannot reach the server through DNS rebinding; `allowed_hosts` adds names.
     """
-    if identity is None and not insecure_anonymous and not is_loopback(host):
-        raise ValueError(
-            f"refusing to serve on {host} without an identity function: every client would be "
-            "'anonymous' and could read any session; pass identity=, or insecure_anonymous=True "
-            "to serve anyway"
-        )
+    refuse_anonymous_public(host, identity, insecure_anonymous)
     import uvicorn
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
