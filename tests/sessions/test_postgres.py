@@ -86,6 +86,25 @@ async def test_a_server_that_refuses_is_one_clear_line_without_the_password(
     assert "s3cret" not in repr(store)
 
 
+async def test_a_wrong_password_is_one_clear_line_without_the_password(schema: str) -> None:
+    # .ci/run makes the role adk_password log in with a password (scram), ahead of the trust lines.
+    rules = await postgres.fetch(
+        "SELECT auth_method FROM pg_hba_file_rules WHERE 'adk_password' = ANY(user_name) AND error IS NULL"
+    )
+    if [row[0] for row in rules] != ["scram-sha-256"]:
+        postgres.missing("a role adk_password that must give its password (as .ci/run sets up)")
+    server = urllib.parse.urlsplit(postgres.URL)
+    store = PostgresSessionService(
+        f"postgresql://adk_password:guessed-wrong@{server.hostname}:{server.port}/test", schema=schema
+    )
+    with pytest.raises(ConnectionError) as caught:
+        await store.get("u", "s")
+    text = str(caught.value)
+    assert text.startswith("cannot open session store postgresql://adk_password:***@")
+    assert 'password authentication failed for user "adk_password"' in text
+    assert "guessed-wrong" not in text and "\n" not in text
+
+
 async def test_a_port_with_no_server_is_one_clear_line() -> None:
     store = PostgresSessionService("postgresql://postgres:pw@127.0.0.1:1/test")
     with pytest.raises(
