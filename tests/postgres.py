@@ -57,13 +57,26 @@ def missing(what: str) -> None:
     pytest.skip(f"needs {what}")
 
 
-async def fetch(query: str) -> list[Any]:
+async def fetch(query: str, *args: object) -> list[Any]:
     """Rows of one query, on a connection of its own."""
     import asyncpg
 
     conn = await asyncpg.connect(URL)
     try:
-        return list(await conn.fetch(query))
+        return list(await conn.fetch(query, *args))
+    finally:
+        await conn.close()
+
+
+async def execute(*statements: str) -> None:
+    """Statements run in one transaction, on a connection of its own."""
+    import asyncpg
+
+    conn = await asyncpg.connect(URL)
+    try:
+        async with conn.transaction():
+            for statement in statements:
+                await conn.execute(statement)
     finally:
         await conn.close()
 
