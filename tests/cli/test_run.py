@@ -93,9 +93,11 @@ def test_the_turn_line_adds_up_the_tokens_of_each_model_call(
 
 
         call = ToolCall(id="c1", function=FunctionCall(name="look", arguments="{}"))
+        first = Usage(prompt_tokens=12, completion_tokens=3, total_tokens=15)
+        then = Usage(prompt_tokens=20, completion_tokens=2, total_tokens=22)
         agent = LlmAgent("counted", tools=[look], model=ScriptedModel([
-            LlmResponse.calls(call, usage=Usage(prompt_tokens=12, completion_tokens=3, total_tokens=15), model="m"),
-            LlmResponse.text("done", usage=Usage(prompt_tokens=20, completion_tokens=2, total_tokens=22), model="m"),
+            LlmResponse.calls(call, usage=first, model="m"),
+            LlmResponse.text("done", usage=then, model="m"),
         ]))
         """,
     )
