@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from adk.callbacks.chain import run_chain
+from adk.callbacks.decisions import Deferred
 from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks
 from adk.errors import CallbackError, SessionBusyError
 from adk.events import ErrorInfo, Event, ObjectType, ToolCall, new_id
@@ -37,11 +38,13 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
     from adk.agents.base import BaseAgent
+    from adk.approvals import Answer
     from adk.events import ToolDeclaration
     from adk.runner import Runner
     from adk.sessions.base import Session
 
 __all__ = [
+    "APPROVE_TOOL",
     "MAX_BODY",
     "RECONNECT_WAIT",
     "AfterTranslate",
@@ -256,6 +259,8 @@ class AguiTranslator:
                 self._waiting += (
                     i for i in event.long_running_tool_ids if self._calls.get(i) in self._client
                 )
+            case ObjectType.APPROVAL_REQUEST:
+                self._approval_requests(event, out)
         if event.author != "user":
             self._state_delta(event, out)  # after the event's own translation, before the run's end
         if event.object == ObjectType.ERROR:
@@ -410,6 +415,33 @@ class AguiTranslator:
             ToolMessage(id=message_id, content=message.content, tool_call_id=message.tool_call_id)
         )
 
+    def _approval_requests(self, event: Event, out: list[BaseEvent]) -> None:
+        """Per call waiting for approval, a call of the client's `adk_approve` tool asking for it."""
+        import json
+
+        from ag_ui.core import (
+            AssistantMessage,
+            FunctionCall,
+            ToolCall,
+            ToolCallArgsEvent,
+            ToolCallEndEvent,
+            ToolCallStartEvent,
+        )
+
+        waiting = set(event.long_running_tool_ids)
+        for d in event.decisions:
+            if type(d) is not Deferred or d.call_id not in waiting:
+                continue
+            call_id = APPROVE_PREFIX + d.call_id
+            asked = {"tool": d.target.removeprefix("tool:"), "arguments": d.arguments, "reason": d.reason}
+            arguments = json.dumps(asked, ensure_ascii=False)
+            out.append(ToolCallStartEvent(tool_call_id=call_id, tool_call_name=APPROVE_TOOL))
+            out.append(ToolCallArgsEvent(tool_call_id=call_id, delta=arguments))
+            out.append(ToolCallEndEvent(tool_call_id=call_id))
+            call = ToolCall(id=call_id, function=FunctionCall(name=APPROVE_TOOL, arguments=arguments))
+            self._messages.append(AssistantMessage(id=call_id, tool_calls=[call]))
+            self._waiting.append(call_id)
+
     def _discard(self, event: Event, out: list[BaseEvent]) -> None:
         from ag_ui.core import MessagesSnapshotEvent
 
@@ -454,6 +486,11 @@ class AguiTranslator:
 
 
 _RUN_ENDS = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.RUNNER_PAUSED})
+
+APPROVE_TOOL = "adk_approve"
+"""The client tool that asks a person to approve a waiting call (docs/agui.md)."""
+APPROVE_PREFIX = APPROVE_TOOL + ":"
+"""`adk_approve:<call id>`: the id of the `adk_approve` call asking about the call `<call id>`."""
 
 
 def _call_start(call: ToolCall, parent: str | None) -> BaseEvent:
@@ -586,22 +623,111 @@ def _parse(body: bytes) -> tuple[RunAgentInput, str | _Results]:
     raise _BadInput(422, "messages: there is no user message to answer")
 
 
-def _answered(answer: str | _Results, session: Session | None) -> str | dict[str, str]:
-    """What the run answers: the user's text, or the results of the calls the thread waits for
-    (the client sends its whole history: results of calls not waiting are in it already)."""
+_Answers: TypeAlias = "tuple[dict[str, Answer], dict[str, str]]"
+"""What a request answers a paused run with: approvals, and results of the client's own tools."""
+
+
+async def _answered(answer: str | _Results, session: Session | None, runner: Runner) -> str | _Answers:
+    """What the run answers: the user's text, or the answers to the calls the thread waits for
+    (the client sends its whole history: results of calls not waiting are in it already).
+
+    Only the client's own calls are the client's to answer: a call waiting for approval through
+    its `adk_approve:<call id>` call, a call of a tool the client declared with its result. A
+    result for a call of the agent's own tools (one waiting for the application) is refused.
+    """
     if isinstance(answer, str):
         return answer
-    last = session.events[-1] if session is not None and session.events else None
-    waiting = (
-        last.long_running_tool_ids if last is not None and last.object == ObjectType.RUNNER_PAUSED else ()
-    )
-    results = {call_id: content for _, call_id, content in answer if call_id in waiting}
-    if not results:
+    waiting = _waiting_calls(session)
+    approvals: dict[str, Answer] = {}
+    results: dict[str, str] = {}
+    for at, call_id, content in answer:
+        where = f"messages.{at}"
+        if call_id.startswith(APPROVE_PREFIX):
+            asked = call_id.removeprefix(APPROVE_PREFIX)
+            if asked not in waiting or waiting[asked][0] != ObjectType.APPROVAL_REQUEST:
+                raise _BadInput(422, f"{where}: {call_id!r} answers no call waiting for approval")
+            approvals[asked] = _approval(content, f"{where}: the answer to {call_id!r}")
+        elif call_id in waiting:
+            kind, author, tool = waiting[call_id]
+            if kind == ObjectType.APPROVAL_REQUEST:
+                raise _BadInput(
+                    422,
+                    f"{where}: tool call {call_id!r} waits for approval: answer {APPROVE_PREFIX}{call_id}"
+                    ' with {"approved": true} or {"approved": false, "reason": "..."}',
+                )
+            if not await _client_call(runner, author, tool):
+                raise _BadInput(
+                    422,
+                    f"{where}: tool call {call_id!r} of {tool!r} waits for the server's result,"
+                    " not a client's",
+                )
+            results[call_id] = content
+    if not approvals and not results:
         at, call_id, _ = answer[-1]
         raise _BadInput(
             422, f"messages.{at}: a result for tool call {call_id!r}, which is not waiting for one"
         )
-    return results
+    missing = [
+        APPROVE_PREFIX + i if kind == ObjectType.APPROVAL_REQUEST else i
+        for i, (kind, _, _) in waiting.items()
+        if i not in approvals and i not in results
+    ]
+    if missing:
+        raise _BadInput(
+            422,
+            "messages: the paused run waits for an answer to every call; missing: "
+            + ", ".join(map(repr, missing)),
+        )
+    return approvals, results
+
+
+def _waiting_calls(session: Session | None) -> dict[str, tuple[str, str, str]]:
+    """The calls the session's paused run waits for: call id -> (waiting event's object, author, tool)."""
+    last = session.events[-1] if session is not None and session.events else None
+    if session is None or last is None or last.object != ObjectType.RUNNER_PAUSED:
+        return {}
+    events = [e for e in session.events if e.invocation_id == last.invocation_id]
+    tools = {c.id: c.function.name for e in events for c in e.tool_calls}
+    return {
+        i: (e.object, e.author, tools.get(i, ""))
+        for e in events
+        if e.object in (ObjectType.APPROVAL_REQUEST, ObjectType.TOOL_PENDING)
+        for i in e.long_running_tool_ids
+    }
+
+
+async def _client_call(runner: Runner, author: str, tool: str) -> bool:
+    """Whether agent `author`'s call of `tool` was a call of a client's tool (the agent has none of
+    that name: its own tools win over a client's)."""
+    from adk.agents.llm import LlmAgent
+
+    agent = runner.agent.find_agent(author)
+    if not isinstance(agent, LlmAgent):
+        return False
+    if agent.toolsets:
+        await agent._list_tools()
+    return tool not in agent.tools
+
+
+def _approval(content: str, where: str) -> Answer:
+    """A person's answer to an `adk_approve` call (docs/agui.md): approved, or rejected with a reason."""
+    import json
+
+    from adk.approvals import Approve, Reject
+
+    try:
+        data = json.loads(content)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and set(data) <= {"approved", "reason"} and type(data.get("approved")) is bool:
+        reason = data.get("reason", "")
+        if isinstance(reason, str):
+            return Approve() if data["approved"] else Reject(reason)
+    raise _BadInput(
+        422,
+        f'{where} must be {{"approved": true}} or {{"approved": false, "reason": "..."}},'
+        f" not {content[:100]!r}",
+    )
 
 
 def _client_tools(run: RunAgentInput) -> tuple[ToolDeclaration, ...]:
@@ -672,7 +798,7 @@ class _Endpoint:
             user_id = await user_of(self.identity, request)
             run, answer = _parse(await _read_body(request.headers, receive, self.max_body))
             session = await self.runner.session_service.get(user_id, run.thread_id)
-            message = _answered(answer, session)
+            message = await _answered(answer, session, self.runner)
             tools = _client_tools(run)
             state_delta = self._state_delta(run, session)
         except _BadInput as e:
@@ -714,7 +840,7 @@ class _Endpoint:
     async def _stream(
         self,
         run: RunAgentInput,
-        message: str | dict[str, str],
+        message: str | _Answers,
         user_id: str,
         state_delta: dict[str, Any],
         tools: tuple[ToolDeclaration, ...],
@@ -738,12 +864,15 @@ class _Endpoint:
         runner = self.runner
         key = (user_id, run.thread_id)
 
+        approvals, results = (None, None) if isinstance(message, str) else message
+
         def start() -> AsyncGenerator[Event, None]:
             return runner.run(
                 user_id,
                 run.thread_id,
                 message if isinstance(message, str) else None,
-                tool_results=None if isinstance(message, str) else message,
+                approvals=approvals or None,
+                tool_results=results or None,
                 stream=True,
                 invocation_id=run.run_id,
                 state_delta=state_delta,

@@ -236,10 +236,10 @@ def run_input(thread: str, run: str, text: str, **fields: Any) -> dict[str, Any]
     }
 
 
-def post_run(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+def post_run(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """POST `body` and read the whole SSE stream, which the official client must accept."""
     with (
-        httpx.Client(timeout=30) as client,
+        httpx.Client(timeout=30, headers=headers) as client,
         client.stream("POST", url, json=body, headers={"accept": "text/event-stream"}) as response,
     ):
         assert response.status_code == 200, response.read()
