@@ -43,8 +43,8 @@ def tools() -> str:
     return node
 
 
-def browse(node: str, url: str, profile: Path, screenshot: Path) -> dict[str, Any]:
-    spec = {"url": url, "chromium": CHROMIUM, "userDataDir": str(profile), "screenshot": str(screenshot)}
+def browse(node: str, url: str, profile: Path, **spec: Any) -> dict[str, Any]:
+    spec |= {"url": url, "chromium": CHROMIUM, "userDataDir": str(profile)}
     done = subprocess.run(
         [node, str(JS / "browse.mjs"), json.dumps(spec)],
         capture_output=True,
@@ -119,7 +119,7 @@ def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_sess
     screenshot = tmp_path / "web.png"
     try:
         with serving(create_web_app(runner)) as agui:
-            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", screenshot)
+            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", screenshot=str(screenshot))
     finally:
         assert isinstance(runner.session_service, SqliteSessionService)
         runner.session_service.close()
@@ -158,3 +158,59 @@ def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_sess
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if target := os.environ.get("ADK_WEB_SCREENSHOT"):
         shutil.copyfile(screenshot, target)
+
+
+def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path: Path) -> None:
+    node = tools()
+    runner = load_runner(str(HERE / "approval_agent.py"), str(tmp_path / "sessions.sqlite3"))
+    try:
+        with serving(create_web_app(runner)) as agui:
+            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", scenario="approvals")
+    finally:
+        assert isinstance(runner.session_service, SqliteSessionService)
+        runner.session_service.close()
+
+    assert report["problems"] == []
+    bo = [
+        ("bubble user", "youpay bo 5000"),
+        ("tool-call", '⚙ pay({"to":"bo","amount":5000})running…'),
+        ("note decision deferred", "⏸ tool pay waits for approval: tool 'pay' requires approval"),
+        ("approval", '⏸ approve pay({"to":"bo","amount":5000})? tool \'pay\' requires approvalApproveReject'),
+    ]
+    assert timeless(report["asked"]["conversation"]) == bo
+    assert report["asked"]["events"] == [
+        "user chat.completion",
+        "bank chat.completion",
+        "bank tool.approval_request",
+        "bank runner.paused",
+    ]
+    # After the click the payment ran; the page was then reloaded with the second payment
+    # waiting: the reopened session showed it answerable, and the rejection went to the model.
+    assert timeless(report["answered"]["conversation"]) == [
+        bo[0],
+        ("tool-call", '⚙ pay({"to":"bo","amount":5000})↳ sent 5000 to bo'),
+        bo[2],
+        ("note decision approved", "✔ tool pay approved (pay-bo); it runs"),
+        ("bubble assistant", "bankThe bank said: sent 5000 to bo"),
+        ("note usage", "model scripted"),
+        ("bubble user", "youpay al 9000"),
+        ("tool-call", '⚙ pay({"to":"al","amount":9000})↳ Rejected: too much'),
+        bo[2],
+        ("approval", '⏸ approve pay({"to":"al","amount":9000})? tool \'pay\' requires approvalApproveReject'),
+        ("note decision rejected", "⊘ tool pay rejected (pay-al): too much; it does not run"),
+        ("bubble assistant", "bankThe bank said: Rejected: too much"),
+        ("note usage", "model scripted · N ms"),
+    ]
+    assert (
+        report["answered"]["events"]
+        == [
+            *(
+                "user chat.completion",
+                "bank chat.completion",
+                "bank tool.approval_request",
+                "bank runner.paused",
+            ),
+            *("bank tool.response", "bank chat.completion", "bank runner.completion"),
+        ]
+        * 2
+    )

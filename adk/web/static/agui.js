@@ -6,15 +6,16 @@ export function newId() {
 }
 
 /**
- * Run the agent on `text` in thread `threadId`; `onEvent` gets each AG-UI event, in order.
- * Resolves when the stream ends; a refused request (4xx/5xx) rejects with the server's detail.
+ * Run the agent on `messages` (a user message, or the tool results a paused run waits for) in
+ * thread `threadId`; `onEvent` gets each AG-UI event, in order. Resolves when the stream ends; a
+ * refused request (4xx/5xx) rejects with the server's detail.
  */
-export async function runAgent(url, threadId, text, onEvent) {
+export async function runAgent(url, threadId, messages, onEvent) {
   const input = {
     threadId,
     runId: newId(),
     state: {},
-    messages: [{ id: newId(), role: "user", content: text }],
+    messages,
     tools: [],
     context: [],
     forwardedProps: {},

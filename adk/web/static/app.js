@@ -11,6 +11,9 @@ let threadId = "";
 let state = {};
 let busy = false;
 const toolCards = new Map(); // tool call id -> its card
+const APPROVE = "adk_approve"; // the server's tool call asking a person to approve a call
+const waiting = new Set(); // adk_approve call ids the paused run waits for
+const answers = new Map(); // adk_approve call id -> the person's answer, sent once all have one
 
 /** An element with a class, text and data attributes. */
 function el(tag, className, text, data = {}) {
@@ -45,6 +48,58 @@ function toolCard(id, name) {
   return scrolled(conversation, card);
 }
 
+/** A call waiting for approval: what is asked, and Approve / Reject (with a reason) once the run paused. */
+function approvalCard(id) {
+  const card = el("li", "approval", undefined, { id });
+  const reason = el("input", "reason");
+  reason.placeholder = "reason, if you reject";
+  const approve = el("button", "approve", "Approve");
+  const reject = el("button", "reject", "Reject");
+  for (const control of [approve, reject, reason]) {
+    control.type = control === reason ? "text" : "button";
+    control.disabled = true;
+  }
+  approve.addEventListener("click", () => decide(card, { approved: true }));
+  reject.addEventListener("click", () => decide(card, { approved: false, reason: reason.value }));
+  const controls = el("div", "controls");
+  controls.append(approve, reject, reason);
+  card.append(el("div", "asked", "⏸ waiting for approval"), controls);
+  toolCards.set(id, card);
+  return scrolled(conversation, card);
+}
+
+function ask(card, asked) {
+  const what = `${asked.tool}(${JSON.stringify(asked.arguments)})`;
+  card.querySelector(".asked").textContent = `⏸ approve ${what}? ${asked.reason}`;
+}
+
+function awaitAnswers(ids) {
+  waiting.clear();
+  answers.clear();
+  for (const id of ids) {
+    const card = toolCards.get(id);
+    if (!id.startsWith(`${APPROVE}:`) || card === undefined) continue;
+    waiting.add(id);
+    for (const control of card.querySelectorAll("button, input")) control.disabled = false;
+  }
+}
+
+/** Record a person's answer; once every waiting call has one, send them all (the run resumes). */
+function decide(card, answer) {
+  answers.set(card.dataset.id, answer);
+  card.dataset.answer = answer.approved ? "approved" : "rejected";
+  for (const control of card.querySelectorAll("button, input")) control.disabled = true;
+  if ([...waiting].some((id) => !answers.has(id))) return;
+  const results = [...waiting].map((toolCallId) => ({
+    id: newId(),
+    role: "tool",
+    toolCallId,
+    content: JSON.stringify(answers.get(toolCallId)),
+  }));
+  waiting.clear();
+  run(results);
+}
+
 function setArgs(card, raw) {
   let shown = raw;
   try {
@@ -77,8 +132,8 @@ export function describe(d) {
       return ["↻", `${failed}; ${who} retries in ${d.wait.toFixed(2)} s (attempt ${d.attempt})`];
     case "fell_back":
       return ["⇄", `${failed}; ${who} falls back to ${d.to === null ? "a fallback result" : d.to.replace(":", " ")}`];
-    case "deferred":
-      return ["⏸", `${who} deferred ${target} for approval: ${d.reason}`];
+    case "deferred": // by a callback, or by a tool marked as needing approval
+      return ["⏸", d.by === d.target ? `${target} waits for approval: ${d.reason}` : `${who} deferred ${target} for approval: ${d.reason}`];
     case "approved":
       return ["✔", `${target} approved (${d.call_id}); it runs`];
     case "rejected":
@@ -158,12 +213,18 @@ function onEvent(event) {
       document.getElementById(event.messageId).querySelector(".text").textContent += event.delta;
       break;
     case "TOOL_CALL_START":
-      toolCard(event.toolCallId, event.toolCallName);
+      if (event.toolCallName === APPROVE) approvalCard(event.toolCallId);
+      else toolCard(event.toolCallId, event.toolCallName);
       break;
     case "TOOL_CALL_ARGS": {
       const card = toolCards.get(event.toolCallId);
       card.dataset.raw = (card.dataset.raw ?? "") + event.delta;
-      setArgs(card, card.dataset.raw);
+      if (!card.classList.contains("approval")) setArgs(card, card.dataset.raw);
+      break;
+    }
+    case "TOOL_CALL_END": {
+      const card = toolCards.get(event.toolCallId);
+      if (card?.classList.contains("approval")) ask(card, JSON.parse(card.dataset.raw));
       break;
     }
     case "TOOL_CALL_RESULT":
@@ -186,19 +247,27 @@ function onEvent(event) {
         if (event.value.object === "chat.completion" && event.value.model) note("usage", usageLine(event.value));
       }
       break;
+    case "RUN_FINISHED":
+      awaitAnswers(event.outcome?.pendingToolCallIds ?? []);
+      break;
     case "RUN_ERROR":
       note("error", `✗ ${event.code ?? "error"}: ${event.message}`);
       break;
   }
 }
 
-async function send(text) {
+function send(text) {
   if (!threadId) openThread(newId().slice(0, 12));
   bubble("user", "you", text);
+  return run([{ id: newId(), role: "user", content: text }]);
+}
+
+async function run(messages) {
   busy = true;
+  document.body.dataset.idle = "false";
   $("send").disabled = true;
   try {
-    await runAgent("/agui", threadId, text, onEvent);
+    await runAgent("/agui", threadId, messages, onEvent);
   } catch (error) {
     note("error", `✗ ${error.message}`);
   } finally {
@@ -251,6 +320,8 @@ async function reopen(id) {
     return;
   }
   const session = await response.json();
+  const last = session.events.at(-1);
+  const paused = last?.object === "runner.paused" ? last : null;
   for (const e of session.events) {
     logEvent(e);
     for (const d of e.decisions ?? []) decision(d); // stored events are the record: every decision
@@ -266,8 +337,13 @@ async function reopen(id) {
       toolResult(message.tool_call_id, message.content, e.error);
     } else if (e.object === "error" && e.error) {
       note("error", `✗ ${e.error.type}: ${e.error.message}`);
+    } else if (e.object === "tool.approval_request" && paused?.invocation_id === e.invocation_id) {
+      for (const d of e.decisions ?? []) {
+        if (d.kind === "deferred") ask(approvalCard(`${APPROVE}:${d.call_id}`), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason });
+      }
     }
   }
+  awaitAnswers(paused ? paused.long_running_tool_ids.map((id) => `${APPROVE}:${id}`) : []);
   state = session.state;
   showState();
 }
@@ -280,7 +356,6 @@ $("composer").addEventListener("submit", (submit) => {
   const text = input.value.trim();
   if (!text || busy) return;
   input.value = "";
-  document.body.dataset.idle = "false";
   send(text);
 });
 
@@ -289,6 +364,7 @@ $("new-session").addEventListener("click", () => {
   conversation.replaceChildren();
   eventLog.replaceChildren();
   toolCards.clear();
+  awaitAnswers([]);
   state = {};
   showState();
   openThread("");

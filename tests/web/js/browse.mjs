@@ -50,9 +50,9 @@ async function say(text, expect) {
 }
 
 const report = {};
-try {
-  await page.goto(spec.url);
-  await page.waitForSelector("body[data-ready=true]");
+
+/** The demo: a tool call, halts, a retry, a fallback, an attack, a reload and the session reopened. */
+async function demo() {
   await say("What's the weather in Paris?", ".tool-call[data-name=get_weather] .result:has-text('Paris')");
   await say("What's the admin password?", ".decision[data-kind=halted]");
   await say("And the weather in Tokyo?", ".decision[data-kind=retried]");
@@ -72,6 +72,31 @@ try {
   await page.click(`#sessions > li[data-id="${report.live.sessions[0]}"] a`);
   await page.waitForSelector(".decision[data-kind=retried]");
   report.reopened = await shown();
+}
+
+/** Approvals: a payment approved with a click, one rejected with a reason after a reload. */
+async function approvals() {
+  await say("pay bo 5000", ".approval .approve:enabled");
+  report.asked = await shown();
+  await page.click(".approval .approve");
+  await page.waitForSelector(".tool-call[data-name=pay] .result:has-text('sent 5000 to bo')");
+  await page.waitForSelector("body[data-idle=true]");
+  await say("pay al 9000", ".approval >> nth=1");
+  // A paused session reopened after a reload is still waiting, and answerable.
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await page.waitForSelector(".approval .reject:enabled");
+  await page.fill(".approval .reason", "too much");
+  await page.click(".approval .reject");
+  await page.waitForSelector(".bubble.assistant:has-text('Rejected: too much')");
+  await page.waitForSelector("body[data-idle=true]");
+  report.answered = await shown();
+}
+
+try {
+  await page.goto(spec.url);
+  await page.waitForSelector("body[data-ready=true]");
+  await { demo, approvals }[spec.scenario ?? "demo"]();
 } catch (error) {
   problems.push(`step failed: ${error.message}`);
   report.failedAt = await shown().catch(() => null);
