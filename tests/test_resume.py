@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from adk.agents import LlmAgent, SequentialAgent
+from adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
+from adk.agents.conditions import mentioned
+from adk.context import ToolContext
 from adk.events import Event, Message
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
@@ -149,3 +151,146 @@ async def test_in_a_sequence_the_agents_that_finished_are_skipped(store: Session
         ("done", "seq"),
     ]
     assert (len(first_model.requests), len(second_model.requests)) == (1, 2)
+
+
+def loop_of(writer: ScriptedModel, critic: ScriptedModel, **kw: Any) -> LoopAgent:
+    critic_agent = LlmAgent("critic", model=critic, tools=[Tool("t", idempotent=True)])
+    return LoopAgent("loop", sub_agents=[LlmAgent("writer", model=writer), critic_agent], **kw)
+
+
+def iterations(first: int, last: int) -> list[tuple[Any, ...]]:
+    return [
+        step
+        for i in range(first, last + 1)
+        for step in [("model", "writer", f"w{i}"), ("model", "critic", f"c{i}")]
+    ]
+
+
+@pytest.mark.parametrize("done", [0, 1, 2])
+async def test_a_loop_cut_short_mid_iteration_goes_on_in_that_iteration_and_keeps_its_bound(
+    store: SessionService, done: int
+) -> None:
+    # `done` iterations of four, then the critic's tool call in the next one is cut short.
+    writer = ScriptedModel([f"w{i}" for i in range(1, 5)])
+    critic = ScriptedModel(
+        [
+            *(f"c{i}" for i in range(1, done + 1)),
+            calls(call("t", "k")),
+            *(f"c{i}" for i in range(done + 1, 5)),
+        ]
+    )
+    runner = Runner(loop_of(writer, critic, max_iterations=4), session_service=store)
+    await cut_short(runner, lambda e: bool(e.tool_calls))
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [
+        ("tool", "critic", "t", "k", '{"echo":{}}'),
+        ("model", "critic", f"c{done + 1}"),
+        *iterations(done + 2, 4),
+        ("done", "loop"),
+    ]
+    writer.assert_done()
+    critic.assert_done()
+    assert {e.invocation_id for e in events} == {events[-1].invocation_id}
+
+
+@pytest.mark.parametrize("done", [1, 2])
+async def test_a_loop_cut_short_between_iterations_runs_only_those_left(
+    store: SessionService, done: int
+) -> None:
+    writer = ScriptedModel([f"w{i}" for i in range(1, 5)])
+    critic = ScriptedModel([f"c{i}" for i in range(1, 5)])
+    runner = Runner(loop_of(writer, critic, max_iterations=4), session_service=store)
+    await cut_short(runner, lambda e: e.content == f"c{done}")
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [*iterations(done + 1, 4), ("done", "loop")]
+    writer.assert_done()
+    critic.assert_done()
+
+
+@pytest.mark.parametrize("cut", ["after the loop", "at its end"])
+async def test_a_loop_that_escalated_before_the_cut_does_not_run_again(
+    store: SessionService, cut: str
+) -> None:
+    def finish(args: dict[str, Any], ctx: ToolContext) -> str:
+        ctx.escalate()
+        return "finished"
+
+    writer = ScriptedModel(["w1", "w2"])
+    critic = ScriptedModel(["c1", calls(call("finish", "f")), "c2"])
+    after = ScriptedModel([calls(call("t", "k")), "summed up"])
+    loop = LoopAgent(
+        "loop",
+        sub_agents=[
+            LlmAgent("writer", model=writer),
+            LlmAgent("critic", model=critic, tools=[Tool("finish", finish)]),
+        ],
+        max_iterations=4,
+    )
+    flow = SequentialAgent(
+        "flow", sub_agents=[loop, LlmAgent("summary", model=after, tools=[Tool("t", idempotent=True)])]
+    )
+    runner = Runner(flow, session_service=store)
+    if cut == "at its end":  # the escalating critic's answer is the last event stored
+        await cut_short(runner, lambda e: e.content == "c2")
+    else:
+        await cut_short(runner, lambda e: e.author == "summary" and bool(e.tool_calls))
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [
+        *([("model", "summary", "", [("t", "{}")])] if cut == "at its end" else []),
+        ("tool", "summary", "t", "k", '{"echo":{}}'),
+        ("model", "summary", "summed up"),
+        ("done", "flow"),
+    ]
+    writer.assert_done()
+    critic.assert_done()
+
+
+async def test_in_a_parallel_agent_each_branch_goes_on_where_it_stopped(store: SessionService) -> None:
+    quick = ScriptedModel(["quick done"])
+    # The dropped run's branch task may get one model call further before it is cancelled.
+    slow = ScriptedModel([calls(call("t", "k")), "slow done", "slow done"])
+    both = ParallelAgent(
+        "both",
+        sub_agents=[
+            LlmAgent("quick", model=quick),
+            LlmAgent("slow", model=slow, tools=[Tool("t", idempotent=True)]),
+        ],
+    )
+    runner = Runner(both, session_service=store)
+    seen: list[str] = []
+
+    def stop(event: Event) -> bool:
+        seen.extend([event.author] if event.content == "quick done" or event.tool_calls else [])
+        return len(seen) == 2
+
+    await cut_short(runner, stop)
+
+    events = await resumed(runner)
+
+    assert [(summary(e), e.branch) for e in events] == [
+        (("tool", "slow", "t", "k", '{"echo":{}}'), "both.slow"),
+        (("model", "slow", "slow done"), "both.slow"),
+        (("done", "both"), ""),
+    ]
+    quick.assert_done()  # its branch had finished: not run again
+
+
+async def test_a_loop_whose_until_held_where_it_was_cut_does_not_run_again(store: SessionService) -> None:
+    writer = ScriptedModel(["w1", "w2"])
+    critic = ScriptedModel(["c1", "c2: good enough"])
+    runner = Runner(
+        loop_of(writer, critic, max_iterations=4, until=mentioned("good enough")), session_service=store
+    )
+    await cut_short(runner, lambda e: e.content == "c2: good enough")
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [("done", "loop")]
+    writer.assert_done()
+    critic.assert_done()

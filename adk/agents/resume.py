@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
 
 if TYPE_CHECKING:
+    from adk.agents.conditions import Condition
     from adk.approvals import Answer
     from adk.context import AgentContext
     from adk.tools import BaseTool
 
-__all__ = ["RESUMING", "finish_calls", "pending_calls"]
+__all__ = ["RESUMING", "finish_calls", "loop_iterations_done", "pending_calls"]
 
 RESUMING: dict[str, set[str]] = {}
 """Invocation ids being resumed -> the branches whose agent has already picked up."""
@@ -63,6 +64,46 @@ def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
                 return None  # its final answer is stored
             return [c for c in message.tool_calls if c.id not in answered]
     return []
+
+
+def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | None:
+    """The iterations the `LoopAgent` of `ctx` had finished in the invocation being resumed, less
+    one if the invocation stopped right at the end of one (its sub-agents all pass over it again,
+    doing nothing): the resumed loop goes on from there with the rest of its `max_iterations`.
+
+    An iteration ends with a final answer of the loop's last sub-agent (its last leaf, for a
+    workflow) on the loop's branch. A loop that had not started, or that starts after the agent
+    that picked up on its branch, runs from its first iteration. None: it had ended (its
+    sub-agents had escalated, or `until` held at the end of the iteration it stopped at).
+    """
+    if ctx.branch in RESUMING[ctx.invocation_id]:
+        return 0
+    loop = ctx.agent
+    last = loop
+    while last.sub_agents:
+        last = last.sub_agents[-1]
+    mine = [
+        e
+        for e in ctx.invocation.session.events
+        if e.invocation_id == ctx.invocation_id and e.branch == ctx.branch and not e.is_partial
+    ]
+    if any(e.actions.escalate and loop.find_agent(e.author) is not None for e in mine):
+        return None
+    ends = [
+        i
+        for i, e in enumerate(mine)
+        if e.author == last.name
+        and e.object == ObjectType.CHAT_COMPLETION
+        and (message := e.message) is not None
+        and message.role == "assistant"
+        and not message.tool_calls
+    ]
+    if not ends or ends[-1] != len(mine) - 1:
+        return len(ends)
+    # Stopped right at an iteration's end: had `until` ended the loop there?
+    start = ends[-2] + 1 if len(ends) > 1 else 0
+    step = [e for e in mine[start:] if e.author == last.name]
+    return None if until is not None and until(ctx.state, step) else len(ends) - 1
 
 
 async def finish_calls(

@@ -8,6 +8,7 @@ from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
 from adk.agents.conditions import Condition
+from adk.agents.resume import RESUMING, loop_iterations_done
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import AgentContext
@@ -100,7 +101,11 @@ class LoopAgent(BaseAgent):
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         until = self.until
-        for _ in range(self.max_iterations):
+        # Finishing the invocation of a dead worker: the iterations it had done count.
+        done = loop_iterations_done(ctx, until) if RESUMING and ctx.invocation_id in RESUMING else 0
+        if done is None:
+            return
+        for _ in range(done, self.max_iterations):
             for agent in self.sub_agents:
                 if ctx.invocation.ended:
                     return
