@@ -31,7 +31,8 @@ class Reject:
 class Pending:
     """Returned by a long-running tool: the run pauses until `tool_results` gives the call its result.
 
-    `note` is for the application (a job id, say); it goes out on the `tool.pending` event.
+    `note` is for the tool's own bookkeeping and its tests (a job id, say); it is not stored:
+    the call is known by its id (`ctx.tool_call_id`), which the `tool.pending` event names.
     """
 
     note: str = ""
