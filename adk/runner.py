@@ -18,7 +18,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import ApprovalError, CallbackError, SessionBusyError, where
+from adk.errors import ApprovalError, CallbackError, RunStopped, SessionBusyError, where
 from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
@@ -114,6 +114,18 @@ def _answers(
             f"{where} waits for answers to every paused call; missing: {', '.join(map(repr, missing))}"
         )
     return last.invocation_id, answers
+
+
+async def _observe_stop(hooks: RunHooks, stopped: GeneratorExit | asyncio.CancelledError) -> None:
+    """after_run for a run that did not end by itself; a failing hook is logged (nothing can be
+    yielded any more)."""
+    how = "its consumer stopped iterating" if type(stopped) is GeneratorExit else "its task was cancelled"
+    error = RunStopped(f"the run was stopped: {how}")
+    error.__cause__ = stopped
+    try:
+        await hooks.after_run(error)
+    except Exception:
+        log.warning("after_run failed after the run was stopped", exc_info=True)
 
 
 class _StoreFailed(Exception):
@@ -437,6 +449,8 @@ class Runner:
                 invocation._end(failure)
                 yield event
             except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
+                if hooks is not None and isinstance(stopped, GeneratorExit | asyncio.CancelledError):
+                    await _observe_stop(hooks, stopped)  # does nothing once after_run has run
                 invocation._end(stopped)  # does nothing once the run has ended
                 raise
             finally:
