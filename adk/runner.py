@@ -9,7 +9,7 @@ import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from adk.agents.base import BaseAgent
+from adk.agents.base import BaseAgent, carry_escalation
 from adk.agents.resume import RESUMING
 from adk.agents.transfer import active_agent
 from adk.approvals import Answer, Approve, Reject, ToolResult
@@ -18,11 +18,11 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import ApprovalError, CallbackError, RunStopped, SessionBusyError, where
-from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
+from adk.errors import ApprovalError, CallbackError, RunStopped, SessionBusyError, locate, where
+from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, _event, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
-from adk.sessions.memory import InMemorySessionService
+from adk.sessions.memory import InMemorySessionService, immediate
 
 __all__ = ["Runner"]
 
@@ -302,13 +302,17 @@ class Runner:
             raise busy(*key)
         self._active[key] = claim
         store = self.session_service
+        now = immediate(store)  # the in-memory store: called without a coroutine per call
         author = self.agent.name
         session: Session | None = None
         renewal: _Renewal | None = None
         try:
             try:
                 takeover = active.owner if active is not None else None
-                session = await store.acquire(*key, claim.owner, takeover=takeover)
+                if now is not None:
+                    session = now._acquire(*key, claim.owner, takeover)
+                else:
+                    session = await store.acquire(*key, claim.owner, takeover=takeover)
             except SessionBusyError:
                 raise
             except Exception as error:
@@ -355,7 +359,10 @@ class Runner:
 
             async def save(event: Event) -> None:
                 try:
-                    await store.append_event(held, event)
+                    if now is not None:
+                        now._append(held, event)
+                    else:
+                        await store.append_event(held, event)
                 except Exception as error:
                     raise _StoreFailed(error) from error
 
@@ -365,7 +372,9 @@ class Runner:
                 try:
                     first = None
                     if inv_id not in RESUMING:
-                        first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                        first = _event(inv_id, "user")
+                        first.choices = [Choice(message=message)]
+                        first.done = True
                         if state_delta:
                             first.actions.state_delta = state_delta
                     elif state_delta:  # answers resume a paused run: the caller's change goes first
@@ -379,7 +388,12 @@ class Runner:
                     # current_invocation() is set around each step of the agent only: the consumer's
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
-                    events = (agent or active_agent(self.agent, session)).run(invocation)
+                    started = agent or active_agent(self.agent, session)
+                    # With no run hooks, an agent with no agent hooks runs its body alone (one
+                    # generator less per run); the escalations and error locations that its run()
+                    # would add are added here.
+                    body = started._run_bare(invocation) if hooks is None else None
+                    events = body if body is not None else started.run(invocation)
                     if hooks is not None:
                         events = hooks.events(events, first)
                     try:
@@ -390,11 +404,15 @@ class Runner:
                             except StopAsyncIteration:
                                 break
                             except Exception as error:
+                                if body is not None:
+                                    locate(error, f"agent:{started.name}")
                                 failure, location = error, where(error) or f"agent:{author}"
                                 break
                             finally:
                                 _current_invocation.reset(token)
                             if not event.is_partial:
+                                if body is not None and invocation.escalated:
+                                    carry_escalation(invocation, event)
                                 if state.has_delta:
                                     event.actions.state_delta.update(state.take_delta())
                                 await save(event)
@@ -414,15 +432,11 @@ class Runner:
                         # Stored too: it tells a later resume() that this invocation is finished, or
                         # paused with calls waiting for answers.
                         if invocation.waiting:
-                            done = Event.new(
-                                inv_id,
-                                author,
-                                object=ObjectType.RUNNER_PAUSED,
-                                long_running_tool_ids=invocation.waiting,
-                                done=True,
-                            )
+                            done = _event(inv_id, author, ObjectType.RUNNER_PAUSED)
+                            done.long_running_tool_ids = invocation.waiting
                         else:
-                            done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                            done = _event(inv_id, author, ObjectType.RUNNER_COMPLETION)
+                        done.done = True
                         if hooks is not None:
                             done = await hooks.on_event(done)
                         await save(done)
@@ -462,7 +476,10 @@ class Runner:
                     renewal.cancel()
                 claim.ended = True
                 try:
-                    await store.release(session)
+                    if now is not None:
+                        now._release(session)
+                    else:
+                        await store.release(session)
                     released = True
                 except Exception:
                     log.warning("could not release the lease of session %r", key[1], exc_info=True)

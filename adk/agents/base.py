@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from typing import assert_never
+from typing import ClassVar, assert_never
 
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
@@ -22,11 +22,14 @@ from adk.context import AgentContext, Invocation
 from adk.errors import locate
 from adk.events import Choice, Event, Message
 
-__all__ = ["BaseAgent"]
+__all__ = ["BaseAgent", "carry_escalation"]
 
 
 class BaseAgent(ABC):
     """An agent: a name, callbacks, sub-agents, and a body that yields events."""
+
+    _authored: ClassVar[bool] = False
+    """Whether every event of `_run_body` names its author (`run` leaves those as they are)."""
 
     def __init__(
         self,
@@ -113,7 +116,7 @@ class BaseAgent(ABC):
                 if not event.author:
                     event.author = self.name
                 if invocation.escalated and not event.is_partial:
-                    _carry_escalation(invocation, event)
+                    carry_escalation(invocation, event)
                 message = event.message
                 if message is not None and message.role == "assistant" and not event.is_partial:
                     output = message
@@ -138,6 +141,17 @@ class BaseAgent(ABC):
             yield self._final_event(ctx, replaced, decisions)
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
+
+    def _run_bare(self, invocation: Invocation) -> AsyncGenerator[Event, None] | None:
+        """The body alone, for the runner, when `run` would only pass its events on: the agent's
+        events all name their author (`_authored`) and no agent hook applies; else None. The
+        runner then carries escalations and locates errors itself, as `run` does."""
+        if not self._authored:
+            return None
+        hooks = invocation.hooks_for(self)
+        if hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error"):
+            return None
+        return self._run_body(AgentContext(invocation, self, ""))
 
     async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
         """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""
@@ -170,15 +184,15 @@ class BaseAgent(ABC):
             done=True,
         )
         event.decisions = decisions
-        return _carry_escalation(ctx.invocation, event)
+        return carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:
         """The state changes (and an escalation) of this agent's callbacks, as their own event."""
         event = Event.state_update(ctx.invocation_id, self.name, ctx.state.take_delta(), branch=ctx.branch)
-        return _carry_escalation(ctx.invocation, event)
+        return carry_escalation(ctx.invocation, event)
 
 
-def _carry_escalation(invocation: Invocation, event: Event) -> Event:
+def carry_escalation(invocation: Invocation, event: Event) -> Event:
     """Put a pending `escalate()` on `event`, where an enclosing `LoopAgent` sees it."""
     if invocation.escalated:
         event.actions.escalate = True

@@ -101,6 +101,8 @@ class LlmAgent(BaseAgent):
     one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
     """
 
+    _authored = True
+
     def __init__(
         self,
         name: str,

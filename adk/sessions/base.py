@@ -196,7 +196,9 @@ def apply_event(session: Session, event: Event) -> None:
 
     The state dict is changed in place, since contexts hold a reference to it.
     """
-    apply_state_delta(session.state, event.actions.state_delta)
+    delta = event.actions.state_delta
+    if delta:
+        apply_state_delta(session.state, delta)
     session.events.append(event)
     session.updated_at = event.timestamp
 

@@ -18,7 +18,7 @@ from adk.sessions.base import (
     stale,
 )
 
-__all__ = ["InMemorySessionService"]
+__all__ = ["InMemorySessionService", "immediate"]
 
 
 class InMemorySessionService:
@@ -48,6 +48,9 @@ class InMemorySessionService:
         return session
 
     async def get_or_create(self, user_id: str, session_id: str) -> Session:
+        return self._get_or_create(user_id, session_id)
+
+    def _get_or_create(self, user_id: str, session_id: str) -> Session:
         key = (user_id, session_id)
         session = self._sessions.get(key)
         if session is None:
@@ -59,6 +62,9 @@ class InMemorySessionService:
         return None if session is None else self._fresh(session)
 
     async def append_event(self, session: Session, event: Event) -> None:
+        self._append(session, event)
+
+    def _append(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
         key = (session.user_id, session.id)
@@ -96,12 +102,15 @@ class InMemorySessionService:
     async def acquire(
         self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
     ) -> Session:
+        return self._acquire(user_id, session_id, owner, takeover)
+
+    def _acquire(self, user_id: str, session_id: str, owner: str, takeover: str | None) -> Session:
         key = (user_id, session_id)
         held = self._leases.get(key)
         if held is not None and held[0] != takeover and self._held_by_other(key, owner):
             raise busy(user_id, session_id)
         self._leases[key] = (owner, time.monotonic() + self.lease_ttl)
-        stored = await self.get_or_create(user_id, session_id)
+        stored = self._get_or_create(user_id, session_id)
         if held is None or held[0] == owner:
             stored.lease = owner
             return stored
@@ -123,6 +132,9 @@ class InMemorySessionService:
         self._leases[key] = (session.lease, time.monotonic() + self.lease_ttl)
 
     async def release(self, session: Session) -> None:
+        self._release(session)
+
+    def _release(self, session: Session) -> None:
         key = (session.user_id, session.id)
         held = self._leases.get(key)
         if held is not None and held[0] == session.lease:
@@ -132,3 +144,20 @@ class InMemorySessionService:
     def _held_by_other(self, key: tuple[str, str], owner: str | None) -> bool:
         held = self._leases.get(key)
         return held is not None and held[0] != owner and held[1] > time.monotonic()
+
+
+_CORES = ("get_or_create", "acquire", "append_event", "release")
+
+
+def immediate(store: object) -> InMemorySessionService | None:
+    """`store` if it is an in-memory store whose calls a run may make without a coroutine each
+    (through `_acquire`, `_append`, `_release`), else None: a subclass that overrides one of
+    them is called as any store is."""
+    if not isinstance(store, InMemorySessionService):
+        return None
+    cls = type(store)
+    if cls is not InMemorySessionService and any(
+        getattr(cls, name) is not getattr(InMemorySessionService, name) for name in _CORES
+    ):
+        return None
+    return store
