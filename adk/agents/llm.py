@@ -34,7 +34,17 @@ from adk.errors import (
     locate,
     where,
 )
-from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
+from adk.events import (
+    Choice,
+    ErrorInfo,
+    Event,
+    LlmResponse,
+    Message,
+    ObjectType,
+    ToolCall,
+    ToolDeclaration,
+    _event,
+)
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
@@ -329,9 +339,9 @@ class LlmAgent(BaseAgent):
 
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
         """The event of an envelope's final response, with the decisions that shaped it."""
-        event = Event.from_response(
-            ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
-        )
+        event = Event.from_response(ctx.invocation_id, self.name, response)
+        event.branch = ctx.branch
+        event.is_partial = False
         decisions = attempts.decisions
         if decisions is not None:  # set only when there are some: validating even none costs
             event.decisions = tuple(decisions)
@@ -428,14 +438,9 @@ class LlmAgent(BaseAgent):
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")
         finally:
             _current_tool_call_id.reset(token)
-        event = Event.new(
-            ctx.invocation_id,
-            self.name,
-            branch=ctx.branch,
-            object=ObjectType.TOOL_RESPONSE,
-            choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
-            error=info,
-        )
+        event = _event(ctx.invocation_id, self.name, ObjectType.TOOL_RESPONSE, ctx.branch)
+        event.choices = [Choice(message=Message.tool(content, tool_call_id=call.id, name=name))]
+        event.error = info
         decisions = attempts.decisions
         if decisions is not None:
             event.decisions = tuple(decisions)
