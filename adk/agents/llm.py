@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from contextlib import aclosing
 from typing import Any, assert_never
 
@@ -89,13 +89,6 @@ class _ClientTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Pending:
         return Pending()
-
-
-async def _close(stream: AsyncIterator[LlmResponse]) -> None:
-    """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()
 
 
 class LlmAgent(BaseAgent):
@@ -306,11 +299,16 @@ class LlmAgent(BaseAgent):
                     async for chunk in stream:
                         if chunk.is_partial:
                             streamed = True
-                            yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
+                            partial = Event.from_response(ctx.invocation_id, self.name, chunk)
+                            partial.branch = ctx.branch
+                            yield partial
                         else:
                             response = chunk
                 finally:
-                    await _close(stream)
+                    # now, not when it is collected: a model's stream may hold an HTTP response
+                    aclose = getattr(stream, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
                 if response is None:
                     raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
                 if self._output is not None and self._output.type is not None and not response.tool_calls:

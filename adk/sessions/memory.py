@@ -54,7 +54,7 @@ class InMemorySessionService:
         key = (user_id, session_id)
         session = self._sessions.get(key)
         if session is None:
-            session = self._sessions[key] = Session(id=session_id, user_id=user_id)
+            session = self._sessions[key] = Session._empty(session_id, user_id)
         return self._fresh(session)
 
     async def get(self, user_id: str, session_id: str) -> Session | None:
