@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from contextlib import aclosing
 from typing import Any, assert_never
 
@@ -89,6 +89,13 @@ class _ClientTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Pending:
         return Pending()
+
+
+async def _close(stream: AsyncIterator[LlmResponse]) -> None:
+    """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 class LlmAgent(BaseAgent):
@@ -180,6 +187,9 @@ class LlmAgent(BaseAgent):
         else:  # concatenating on every run would cost more than the callbacks themselves
             recovery = hooks + self._correct + policy_callbacks(policy)
             self._recovery = (hooks, policy, recovery)
+        # Without model hooks a call's first attempt runs here, not in an envelope (a generator
+        # per call: a twentieth of a turn); a failure goes on in the envelope, recovered as there.
+        bare = not recovery.get("before_model") and not recovery.get("after_model")
         # The session's history is shared and only ever extended: its first `known` messages are
         # this turn's past, and `turn` what the turn added since.
         history = ctx.invocation.session.history(ctx.branch)
@@ -216,16 +226,44 @@ class LlmAgent(BaseAgent):
                 response_format=self._output.response_format if self._output is not None else None,
             )
             response: Event | None = None
-            envelope = self._call_model(ctx, request, recovery, policy)
-            try:
-                async for event in envelope:
-                    if not event.is_partial:
-                        response = event
-                        if self._output is not None and not event.tool_calls:
-                            self._output.settle(ctx, event)  # before it goes: it carries the output_key
-                    yield event
-            finally:
-                await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
+            attempts = policy.attempts()
+            envelope = None
+            if bare:
+                streamed = False
+                try:
+                    answer: LlmResponse | None = None
+                    stream = self.model.generate(request)
+                    try:
+                        async for chunk in stream:
+                            if chunk.is_partial:
+                                streamed = True
+                                yield self._partial(ctx, chunk)
+                            else:
+                                answer = chunk
+                    finally:  # inlined _close(stream): a coroutine less
+                        aclose = getattr(stream, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
+                    answer = self._checked(self.model, answer)
+                except Exception as error:
+                    envelope = self._call_model(ctx, request, recovery, attempts, (error, streamed))
+                else:
+                    response = self._response(ctx, answer, attempts)
+                    if self._output is not None and not response.tool_calls:
+                        self._output.settle(ctx, response)  # before it goes: it carries the output_key
+                    yield response
+            else:
+                envelope = self._call_model(ctx, request, recovery, attempts)
+            if envelope is not None:
+                try:
+                    async for event in envelope:
+                        if not event.is_partial:
+                            response = event
+                            if self._output is not None and not event.tool_calls:
+                                self._output.settle(ctx, event)  # before it goes: it carries the output_key
+                        yield event
+                finally:
+                    await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
@@ -271,12 +309,20 @@ class LlmAgent(BaseAgent):
         self._declarations = [t.declaration for t in tools.values()]
 
     async def _call_model(
-        self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
+        self,
+        ctx: AgentContext,
+        request: LlmRequest,
+        hooks: Callbacks,
+        attempts: Attempts,
+        failed: tuple[Exception, bool] | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """One model envelope: yields partial events, then the final response's event."""
+        """One model envelope: yields partial events, then the final response's event.
+
+        `failed`: the error of a first attempt the caller made (and whether it streamed), to
+        recover here; there was no before_model hook to run.
+        """
         mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
-        attempts = policy.attempts()
-        if hooks.get("before_model"):
+        if failed is None and hooks.get("before_model"):
             deciders: list[object] = []
             started = await run_before(hooks, "before_model", mctx, deciders=deciders)
             match started:
@@ -294,26 +340,21 @@ class LlmAgent(BaseAgent):
             streamed = False
             response: LlmResponse | None = None
             try:
+                if failed is not None:  # handled below as if this attempt had failed
+                    error, streamed = failed
+                    failed = None
+                    raise error
                 stream = mctx.model.generate(mctx.request)
                 try:
                     async for chunk in stream:
                         if chunk.is_partial:
                             streamed = True
-                            partial = Event.from_response(ctx.invocation_id, self.name, chunk)
-                            partial.branch = ctx.branch
-                            yield partial
+                            yield self._partial(ctx, chunk)
                         else:
                             response = chunk
                 finally:
-                    # now, not when it is collected: a model's stream may hold an HTTP response
-                    aclose = getattr(stream, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-                if response is None:
-                    raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
-                if self._output is not None and self._output.type is not None and not response.tool_calls:
-                    self._output.check(response)  # an OutputValidationError goes to on_model_error
-                final = response
+                    await _close(stream)
+                final = self._checked(mctx.model, response)
                 break
             except Exception as error:
                 locate(error, f"model:{mctx.model.name}")
@@ -334,6 +375,20 @@ class LlmAgent(BaseAgent):
             for owner in replaced:
                 attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
         yield self._response(ctx, final, attempts)
+
+    def _checked(self, model: Model, response: LlmResponse | None) -> LlmResponse:
+        """The complete response a model's stream ended with, if there was one and it is valid."""
+        if response is None:
+            raise StreamInterruptedError(f"model {model.name!r} ended without a response")
+        if self._output is not None and self._output.type is not None and not response.tool_calls:
+            self._output.check(response)  # an OutputValidationError goes to on_model_error
+        return response
+
+    def _partial(self, ctx: AgentContext, chunk: LlmResponse) -> Event:
+        """The event of a streamed chunk."""
+        partial = Event.from_response(ctx.invocation_id, self.name, chunk)
+        partial.branch = ctx.branch
+        return partial
 
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
         """The event of an envelope's final response, with the decisions that shaped it."""
