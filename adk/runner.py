@@ -359,12 +359,19 @@ class Runner:
 
             async def save(event: Event) -> None:
                 try:
-                    if now is not None:
-                        now._append(held, event)
-                    else:
-                        await store.append_event(held, event)
+                    await store.append_event(held, event)
                 except Exception as error:
                     raise _StoreFailed(error) from error
+
+            def saved_now(event: Event) -> bool:
+                """Store `event` at once if the store is in memory; False: `await save(event)`."""
+                if now is None:
+                    return False
+                try:
+                    now._append(held, event)
+                except Exception as error:
+                    raise _StoreFailed(error) from error
+                return True
 
             try:
                 failure: Exception | None = None
@@ -379,10 +386,12 @@ class Runner:
                             first.actions.state_delta = state_delta
                     elif state_delta:  # answers resume a paused run: the caller's change goes first
                         change = Event.state_update(inv_id, "user", state_delta)
-                        await save(change)
+                        if not saved_now(change):
+                            await save(change)
                         yield change
                     if first is not None and hooks is None:  # else the hooks yield it
-                        await save(first)
+                        if not saved_now(first):
+                            await save(first)
                         yield first
 
                     # current_invocation() is set around each step of the agent only: the consumer's
@@ -415,7 +424,8 @@ class Runner:
                                     carry_escalation(invocation, event)
                                 if state.has_delta:
                                     event.actions.state_delta.update(state.take_delta())
-                                await save(event)
+                                if not saved_now(event):
+                                    await save(event)
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
@@ -425,7 +435,8 @@ class Runner:
                     if failure is None:
                         if state.has_delta:
                             event = Event.state_update(inv_id, author, state.take_delta())
-                            await save(event)
+                            if not saved_now(event):
+                                await save(event)
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
@@ -439,7 +450,8 @@ class Runner:
                         done.done = True
                         if hooks is not None:
                             done = await hooks.on_event(done)
-                        await save(done)
+                        if not saved_now(done):
+                            await save(done)
                         if invocation._observers:
                             invocation._notify(done)
                         invocation._end(None)

@@ -149,7 +149,9 @@ class BaseAgent(ABC):
         if not self._authored:
             return None
         hooks = invocation.hooks_for(self)
-        if hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error"):
+        if hooks.objects and (
+            hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
+        ):
             return None
         return self._run_body(AgentContext(invocation, self, ""))
 
