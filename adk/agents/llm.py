@@ -160,8 +160,9 @@ class LlmAgent(BaseAgent):
         """Whether some tool is an agent, whose events stream out while the tool calls run."""
         self._transfer: TransferTool | None = None
         self._set_transfer()
-        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
-        """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
+        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool] | None = None
+        """The last (hooks, policy, hooks + policy, no model hooks): the same for every run without
+        run callbacks."""
 
     def _adopted(self) -> None:
         self._set_transfer()
@@ -183,13 +184,13 @@ class LlmAgent(BaseAgent):
         policy = self.retry_policy or invocation.retry_policy
         cached = self._recovery
         if cached is not None and cached[0] is hooks and cached[1] is policy:
-            recovery = cached[2]
+            recovery, bare = cached[2], cached[3]
         else:  # concatenating on every run would cost more than the callbacks themselves
             recovery = hooks + self._correct + policy_callbacks(policy)
-            self._recovery = (hooks, policy, recovery)
-        # Without model hooks a call's first attempt runs here, not in an envelope (a generator
-        # per call: a twentieth of a turn); a failure goes on in the envelope, recovered as there.
-        bare = not recovery.get("before_model") and not recovery.get("after_model")
+            # Without model hooks a call's first attempt runs here, not in an envelope (a generator
+            # per call: a twentieth of a turn); a failure goes on in the envelope, recovered there.
+            bare = not recovery.get("before_model") and not recovery.get("after_model")
+            self._recovery = (hooks, policy, recovery, bare)
         # The session's history is shared and only ever extended: its first `known` messages are
         # this turn's past, and `turn` what the turn added since.
         history = ctx.invocation.session.history(ctx.branch)
