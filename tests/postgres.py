@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import cache
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,37 @@ def require() -> None:
         if os.environ.get("ADK_POSTGRES_REQUIRED"):
             pytest.fail(f"PostgreSQL is required here (ADK_POSTGRES_REQUIRED): {why}")
         pytest.skip(why)
+
+
+def missing(what: str) -> None:
+    """Skip the calling test for want of a server setting, unless PostgreSQL is required."""
+    if os.environ.get("ADK_POSTGRES_REQUIRED"):
+        pytest.fail(f"PostgreSQL is required here (ADK_POSTGRES_REQUIRED), and this test needs {what}")
+    pytest.skip(f"needs {what}")
+
+
+async def fetch(query: str, *args: object) -> list[Any]:
+    """Rows of one query, on a connection of its own."""
+    import asyncpg
+
+    conn = await asyncpg.connect(URL)
+    try:
+        return list(await conn.fetch(query, *args))
+    finally:
+        await conn.close()
+
+
+async def execute(*statements: str) -> None:
+    """Statements run in one transaction, on a connection of its own."""
+    import asyncpg
+
+    conn = await asyncpg.connect(URL)
+    try:
+        async with conn.transaction():
+            for statement in statements:
+                await conn.execute(statement)
+    finally:
+        await conn.close()
 
 
 def schema_name() -> str:

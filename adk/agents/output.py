@@ -50,11 +50,12 @@ class Output:
         self.key = key
         """The session-state key the validated value is stored under (as JSON data), or None."""
         self._adapter: TypeAdapter[Any] | None = None
-        self._format: dict[str, Any] | None = None
+        # Made now: a type pydantic cannot describe is refused where the agent is made.
+        self._format = None if output_type is None else self._json_format()
 
     @property
     def adapter(self) -> TypeAdapter[Any]:
-        """The validator of the answer (made on first use)."""
+        """The validator of the answer."""
         adapter = self._adapter
         if adapter is None:
             adapter = self._adapter = _adapter(self.agent, self.type)
@@ -63,18 +64,17 @@ class Output:
     @property
     def response_format(self) -> dict[str, Any] | None:
         """The request's `response_format`: the type's JSON schema, or None for a text answer."""
-        if self.type is None:
-            return None
-        if self._format is None:
-            from pydantic import PydanticUserError
-
-            try:
-                schema = self.adapter.json_schema()
-            except PydanticUserError as e:
-                raise _type_error(self.agent, self.type, e) from e
-            name = re.sub(r"[^A-Za-z0-9_-]", "_", _type_name(self.type))[:64]
-            self._format = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
         return self._format
+
+    def _json_format(self) -> dict[str, Any]:
+        from pydantic import PydanticUserError
+
+        try:
+            schema = self.adapter.json_schema()
+        except PydanticUserError as e:
+            raise _type_error(self.agent, self.type, e) from e
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", _type_name(self.type))[:64]
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
     def check(self, response: LlmResponse) -> Any:
         """The value of `response`, or `OutputValidationError` saying what is wrong with it."""

@@ -324,19 +324,15 @@ def test_a_typing_typeddict_is_refused_before_python_3_12() -> None:
         LlmAgent("x", model=ScriptedModel([]), output_type=Old)
 
 
-async def test_a_model_pydantic_cannot_describe_fails_its_first_run_naming_the_agent() -> None:
+def test_a_model_pydantic_cannot_describe_is_refused_where_the_agent_is_made() -> None:
     class Odd(BaseModel):
         model_config = ConfigDict(arbitrary_types_allowed=True)
         conn: socket.socket
 
-    agent = LlmAgent("odd", model=ScriptedModel([]), output_type=Odd)  # made lazily: no error yet
+    with pytest.raises(OutputTypeError) as caught:
+        LlmAgent("odd", model=ScriptedModel([]), output_type=Odd)
 
-    events = await run(Runner(agent))
-
-    error = events[-1].error
-    assert error is not None
-    assert (error.type, error.where) == ("OutputTypeError", "agent:odd")
-    assert error.message.startswith("agent 'odd': output_type=Odd: pydantic cannot describe it:")
+    assert str(caught.value).startswith("agent 'odd': output_type=Odd: pydantic cannot describe it:")
 
 
 def test_output_of_finds_the_last_answer_and_says_why_there_is_none() -> None:

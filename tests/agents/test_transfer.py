@@ -210,6 +210,28 @@ async def test_a_transfer_out_of_reach_is_a_tool_error_the_model_sees(target: st
     assert billing_model.requests[1].messages[-1].content == said
 
 
+async def test_a_transfer_to_a_peer_the_options_forbid_is_a_tool_error_the_model_sees() -> None:
+    billing_model = ScriptedModel([transfer_to("support", call_id="c1"), "Sorry."])
+    billing = LlmAgent("billing", model=billing_model, disallow_transfer_to_peers=True)
+    support_model = ScriptedModel([])
+    support = LlmAgent("support", model=support_model)
+    root = LlmAgent("root", model=ScriptedModel([]), sub_agents=[billing, support])
+
+    events = await run(Runner(root), agent="billing")
+
+    said = (
+        "Error: TransferError: agent 'billing' cannot transfer to 'support': disallow_transfer_to_peers"
+        " is set; it may transfer to: root"
+    )
+    assert [(e.object, e.author, e.content) for e in events[2:]] == [
+        (ObjectType.TOOL_RESPONSE, "billing", said),
+        (ObjectType.CHAT_COMPLETION, "billing", "Sorry."),
+        (ObjectType.RUNNER_COMPLETION, "root", ""),
+    ]
+    assert billing_model.requests[1].messages[-1].content == said
+    assert support_model.requests == []
+
+
 async def test_a_huge_name_from_the_model_is_cut_short_in_the_error() -> None:
     root_model = ScriptedModel([transfer_to("x" * 100_000, call_id="c1"), "ok"])
     root = LlmAgent("root", model=root_model, sub_agents=[LlmAgent("billing", model=ScriptedModel([]))])
@@ -376,7 +398,8 @@ def test_bad_agent_trees_are_refused_where_they_are_made() -> None:
     shared = agent("shared")
     agent("first", sub_agents=[shared])
     with pytest.raises(
-        ValueError, match="sub-agent 'shared' is already a sub-agent of 'first'; an agent has one"
+        ValueError,
+        match=r"^agent 'second': sub-agent 'shared' is already a sub-agent of 'first'; an agent has one",
     ):
         SequentialAgent("second", sub_agents=[shared])
     with pytest.raises(TypeError, match="agent 'root': sub_agents holds 'a', which is not an agent"):

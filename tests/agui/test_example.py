@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -34,6 +35,8 @@ def test_the_example_hides_error_details_from_clients() -> None:
 def test_the_curl_example_of_the_docs_streams_a_run() -> None:
     curl = shutil.which("curl")
     if curl is None:
+        if os.environ.get("ADK_AGUI_JS_REQUIRED"):
+            pytest.fail("ADK_AGUI_JS_REQUIRED is set but curl is missing: apt-get install curl")
         pytest.skip("curl is not installed")
     text = (Path(__file__).parents[2] / "docs" / "agui.md").read_text()
     match = re.search(r"```sh\n(curl -N .*?)```", text, re.DOTALL)

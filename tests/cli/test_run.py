@@ -75,6 +75,38 @@ def test_without_a_session_id_a_new_one_is_made_and_shown(capsys: pytest.Capture
     assert capsys.readouterr().out == "echo: heard ['hello', 'more']\n"
 
 
+def test_the_turn_line_adds_up_the_tokens_of_each_model_call(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = write(
+        "counted_agent.py",
+        """\
+        from adk import LlmAgent, LlmResponse, tool
+        from adk.events import FunctionCall, ToolCall, Usage
+        from adk.testing import ScriptedModel
+
+
+        @tool
+        def look() -> str:
+            \"\"\"Look.\"\"\"
+            return "seen"
+
+
+        call = ToolCall(id="c1", function=FunctionCall(name="look", arguments="{}"))
+        first = Usage(prompt_tokens=12, completion_tokens=3, total_tokens=15)
+        then = Usage(prompt_tokens=20, completion_tokens=2, total_tokens=22)
+        agent = LlmAgent("counted", tools=[look], model=ScriptedModel([
+            LlmResponse.calls(call, usage=first, model="m"),
+            LlmResponse.text("done", usage=then, model="m"),
+        ]))
+        """,
+    )
+    assert main(["run", path, "-m", "go", "--session", "s"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "  ⚙ look()\n  ↳ seen\ncounted: done\n"
+    assert timeless(err).splitlines()[-1] == "  ⏱ T s · 2 model calls · 37 tokens (32 in, 5 out)"
+
+
 def test_users_and_db_files_keep_sessions_apart(capsys: pytest.CaptureFixture[str]) -> None:
     path = write("echo_agent.py", ECHO)
     main(["run", path, "-m", "a", "--session", "s", "--user", "ann"])

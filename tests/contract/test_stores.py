@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
+from adk.agents import LlmAgent
 from adk.errors import SessionBusyError, StaleSessionError
 from adk.events import Choice, Event, EventActions, Message, ObjectType
+from adk.runner import Runner
 from adk.sessions import Session, SessionService
+from adk.testing import ScriptedModel, call_tool
+from adk.tools import tool
 from tests.sessions.helpers import delta_event, rich_events
 
 
@@ -268,3 +273,32 @@ async def test_deleting_a_leased_session_frees_its_id(store: SessionService) -> 
     await store.acquire("u", "s", "run-1")
     await store.delete("u", "s")
     assert (await store.acquire("u", "s", "run-2")).events == []
+
+
+async def test_a_short_run_costs_two_lease_calls_taken_and_released(
+    store: SessionService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    calls: list[str] = []
+    for name in ("acquire", "renew", "release"):
+        method = getattr(type(store), name)
+
+        def counted(
+            self: SessionService, *args: object, _name: str = name, _method: Any = method, **kw: object
+        ) -> Any:
+            calls.append(_name)
+            return _method(self, *args, **kw)
+
+        monkeypatch.setattr(type(store), name, counted)
+    model = ScriptedModel([call_tool("look"), "done", "again"])
+    runner = Runner(LlmAgent("root", model=model, tools=[look]), session_service=store)
+
+    first = [e.object async for e in runner.run("u", "s", "go")]
+    assert calls == ["acquire", "release"]
+    second = [e.object async for e in runner.run("u", "s", "more")]
+    assert calls == ["acquire", "release"] * 2
+    assert first[-1] == second[-1] == ObjectType.RUNNER_COMPLETION

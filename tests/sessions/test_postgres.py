@@ -18,7 +18,7 @@ from adk.context import ToolContext
 from adk.events import Event
 from adk.runner import Runner
 from adk.sessions import Session
-from adk.sessions.postgres import PostgresSessionService
+from adk.sessions.postgres import _SCHEMA_VERSION, PostgresSessionService, _schema, _scoped_state
 from adk.testing import ScriptedModel
 from tests import postgres
 from tests._runtime import Tool, call, calls, summary
@@ -86,6 +86,25 @@ async def test_a_server_that_refuses_is_one_clear_line_without_the_password(
     assert "s3cret" not in repr(store)
 
 
+async def test_a_wrong_password_is_one_clear_line_without_the_password(schema: str) -> None:
+    # .ci/run makes the role adk_password log in with a password (scram), ahead of the trust lines.
+    rules = await postgres.fetch(
+        "SELECT auth_method FROM pg_hba_file_rules WHERE 'adk_password' = ANY(user_name) AND error IS NULL"
+    )
+    if [row[0] for row in rules] != ["scram-sha-256"]:
+        postgres.missing("a role adk_password that must give its password (as .ci/run sets up)")
+    server = urllib.parse.urlsplit(postgres.URL)
+    store = PostgresSessionService(
+        f"postgresql://adk_password:guessed-wrong@{server.hostname}:{server.port}/test", schema=schema
+    )
+    with pytest.raises(ConnectionError) as caught:
+        await store.get("u", "s")
+    text = str(caught.value)
+    assert text.startswith("cannot open session store postgresql://adk_password:***@")
+    assert 'password authentication failed for user "adk_password"' in text
+    assert "guessed-wrong" not in text and "\n" not in text
+
+
 async def test_a_port_with_no_server_is_one_clear_line() -> None:
     store = PostgresSessionService("postgresql://postgres:pw@127.0.0.1:1/test")
     with pytest.raises(
@@ -104,6 +123,60 @@ async def test_events_written_by_the_first_adk_load(schema: str) -> None:
         stored = await store.get("u", "s")
     assert stored is not None
     assert stored.events == [Event.model_validate(row) for row in written]  # fields added since load empty
+
+
+async def test_a_version_1_schema_is_migrated_and_its_sessions_kept(schema: str) -> None:
+    # Version 1 (before state scopes): the tables of today but scoped_state, and its rows.
+    v1 = [statement for statement in _schema(schema) if statement not in _scoped_state(schema)]
+    v1[-1] = f"INSERT INTO {schema}.schema_version VALUES (1)"
+    written = (FIXTURES / "v1_events.json").read_text()
+    rows = [
+        f"""INSERT INTO {schema}.events VALUES (1, {seq}, '{json.dumps(row).replace("'", "''")}')"""
+        for seq, row in enumerate(json.loads(written), 1)
+    ]
+    await postgres.execute(
+        f"CREATE SCHEMA {schema}",
+        *v1,
+        f"""INSERT INTO {schema}.sessions (user_id, id, state, updated_at, last_seq)
+            VALUES ('u', 's', '{{"k": 1}}', 0, {len(rows)})""",
+        *rows,
+    )
+    async with PostgresSessionService(postgres.URL, schema=schema) as store:
+        runner = Runner(LlmAgent("root", model=ScriptedModel(["hello"])), session_service=store)
+        new = [e async for e in runner.run("u", "s", "hi", state_delta={"user:lang": "fr"})]
+        stored = await store.get("u", "s")
+        user_state = await store.user_state("u")
+    versions = await postgres.fetch(f"SELECT version FROM {schema}.schema_version ORDER BY version")
+    assert [row[0] for row in versions] == [1, 2]
+    assert stored is not None
+    assert stored.events == [Event.model_validate(row) for row in json.loads(written)] + new
+    assert stored.state == {"k": 1, "user:lang": "fr"} and user_state == {"user:lang": "fr"}
+
+
+async def test_a_schema_of_an_unknown_version_is_refused_and_left_alone(schema: str) -> None:
+    await postgres.execute(
+        f"CREATE SCHEMA {schema}",
+        *_schema(schema)[:-1],
+        f"INSERT INTO {schema}.schema_version VALUES (99)",
+    )
+    store = PostgresSessionService(postgres.URL, schema=schema)
+    with pytest.raises(ConnectionError) as caught:
+        await store.get("u", "s")
+    reads = f"its schema version is 99, and this adk reads version {_SCHEMA_VERSION}"
+    assert str(caught.value).endswith(reads)
+    versions = await postgres.fetch(f"SELECT version FROM {schema}.schema_version")
+    assert [row[0] for row in versions] == [99]
+
+
+async def test_a_schema_holding_tables_adk_did_not_make_is_refused_and_left_alone(schema: str) -> None:
+    await postgres.execute(f"CREATE SCHEMA {schema}", f"CREATE TABLE {schema}.events (theirs text)")
+    store = PostgresSessionService(postgres.URL, schema=schema)
+    with pytest.raises(ConnectionError, match=f"schema {schema} has tables not made by adk: events$"):
+        await store.get("u", "s")
+    tables = await postgres.fetch(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", schema
+    )
+    assert [row[0] for row in tables] == ["events"]
 
 
 async def test_text_with_nul_characters_is_stored_and_read_back(schema: str) -> None:
