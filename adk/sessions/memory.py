@@ -146,7 +146,9 @@ class InMemorySessionService:
         return held is not None and held[0] != owner and held[1] > time.monotonic()
 
 
-_CORES = {name: getattr(InMemorySessionService, name) for name in ("acquire", "append_event", "release")}
+_ACQUIRE = InMemorySessionService.acquire
+_APPEND = InMemorySessionService.append_event
+_RELEASE = InMemorySessionService.release
 
 
 def immediate(store: object) -> InMemorySessionService | None:
@@ -156,6 +158,6 @@ def immediate(store: object) -> InMemorySessionService | None:
     if not isinstance(store, InMemorySessionService):
         return None
     cls = type(store)
-    if any(getattr(cls, name) is not method for name, method in _CORES.items()):
+    if cls.acquire is not _ACQUIRE or cls.append_event is not _APPEND or cls.release is not _RELEASE:
         return None
     return store
