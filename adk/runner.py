@@ -9,7 +9,7 @@ import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from adk.agents.base import BaseAgent, carry_escalation
+from adk.agents.base import BaseAgent, _carry_escalation
 from adk.agents.resume import RESUMING
 from adk.agents.transfer import active_agent
 from adk.approvals import Answer, Approve, Reject, ToolResult
@@ -397,9 +397,6 @@ class Runner:
                             await save(first)
                         yield first
 
-                    # current_invocation() is set around each step of the agent only: the consumer's
-                    # context is not left pointing at this run, and runs interleaved in one task each
-                    # see their own.
                     started = agent or active_agent(self.agent, session)
                     # With no run hooks, an agent with no agent hooks runs its body alone (one
                     # generator less per run); the escalations and error locations that its run()
@@ -408,6 +405,9 @@ class Runner:
                     events = body if body is not None else started.run(invocation)
                     if hooks is not None:
                         events = hooks.events(events, first)
+                    # current_invocation() is set around each step of the agent only: the consumer's
+                    # context is not left pointing at this run, and runs interleaved in one task each
+                    # see their own.
                     try:
                         while True:
                             token = _current_invocation.set(invocation)
@@ -424,7 +424,7 @@ class Runner:
                                 _current_invocation.reset(token)
                             if not event.is_partial:
                                 if body is not None and invocation.escalated:
-                                    carry_escalation(invocation, event)
+                                    _carry_escalation(invocation, event)
                                 if state.has_delta:
                                     event.actions.state_delta.update(state.take_delta())
                                 if not saved_now(event):

@@ -22,7 +22,7 @@ from adk.context import AgentContext, Invocation
 from adk.errors import locate
 from adk.events import Choice, Event, Message
 
-__all__ = ["BaseAgent", "carry_escalation"]
+__all__ = ["BaseAgent"]
 
 
 class BaseAgent(ABC):
@@ -116,7 +116,7 @@ class BaseAgent(ABC):
                 if not event.author:
                     event.author = self.name
                 if invocation.escalated and not event.is_partial:
-                    carry_escalation(invocation, event)
+                    _carry_escalation(invocation, event)
                 message = event.message
                 if message is not None and message.role == "assistant" and not event.is_partial:
                     output = message
@@ -186,15 +186,15 @@ class BaseAgent(ABC):
             done=True,
         )
         event.decisions = decisions
-        return carry_escalation(ctx.invocation, event)
+        return _carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:
         """The state changes (and an escalation) of this agent's callbacks, as their own event."""
         event = Event.state_update(ctx.invocation_id, self.name, ctx.state.take_delta(), branch=ctx.branch)
-        return carry_escalation(ctx.invocation, event)
+        return _carry_escalation(ctx.invocation, event)
 
 
-def carry_escalation(invocation: Invocation, event: Event) -> Event:
+def _carry_escalation(invocation: Invocation, event: Event) -> Event:
     """Put a pending `escalate()` on `event`, where an enclosing `LoopAgent` sees it."""
     if invocation.escalated:
         event.actions.escalate = True

@@ -232,7 +232,7 @@ class LlmAgent(BaseAgent):
             if bare:
                 streamed = False
                 try:
-                    answer: LlmResponse | None = None
+                    complete: LlmResponse | None = None
                     stream = self.model.generate(request)
                     try:
                         async for chunk in stream:
@@ -240,16 +240,16 @@ class LlmAgent(BaseAgent):
                                 streamed = True
                                 yield self._partial(ctx, chunk)
                             else:
-                                answer = chunk
-                    finally:  # inlined _close(stream): a coroutine less
+                                complete = chunk
+                    finally:  # _close(stream) inlined: a coroutine less per call
                         aclose = getattr(stream, "aclose", None)
                         if aclose is not None:
                             await aclose()
-                    answer = self._checked(self.model, answer)
+                    complete = self._checked(self.model, complete)
                 except Exception as error:
                     envelope = self._call_model(ctx, request, recovery, attempts, (error, streamed))
                 else:
-                    response = self._response(ctx, answer, attempts)
+                    response = self._response(ctx, complete, attempts)
                     if self._output is not None and not response.tool_calls:
                         self._output.settle(ctx, response)  # before it goes: it carries the output_key
                     yield response
