@@ -365,7 +365,7 @@ def main() -> None:
         f" floor {floor:.2f}: {per_callback / floor:.1f}x (target ≤ 1.5x; benchmarks.chain times it alone)"
     )
     print(
-        f"   one more callback:        {one_more:8.2f} µs a call (S3 against S2 with one callback per hook),"
+        f"   one more callback:        {one_more:8.2f} µs a call (three callbacks a hook against one),"
         f" floor {floor:.2f}: {one_more / floor:.1f}x"
     )
     for store in ("memory", "sqlite"):
