@@ -531,3 +531,28 @@ async def test_an_error_in_the_agent_that_last_answered_is_located_at_that_agent
     ]
     assert failed[-1].error is not None
     assert (failed[-1].error.type, failed[-1].error.where) == ("MaxIterationsExceeded", "agent:helper")
+
+
+class Wrapped(LlmAgent):
+    """An LlmAgent whose run() stamps its events: the runner must not run its body alone."""
+
+    async def run(self, invocation: Any, branch: str = "") -> AsyncGenerator[Event, None]:
+        async for event in super().run(invocation, branch):
+            event.branch = event.branch or "stamped"
+            yield event
+
+
+class OwnBody(LlmAgent):
+    """An LlmAgent with a body of its own whose events name no author: run() names them."""
+
+    async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        async for event in super()._run_body(ctx):
+            event.author = ""
+            yield event
+
+
+async def test_a_subclass_with_its_own_run_or_body_is_run_as_it_says() -> None:
+    stamped = await run(Runner(Wrapped("root", model=ScriptedModel(["hello"]))))
+    assert [e.branch for e in stamped] == ["", "stamped", ""]
+    named = await run(Runner(OwnBody("root", model=ScriptedModel(["hello"]))))
+    assert [e.author for e in named] == ["user", "root", "root"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from typing import ClassVar, assert_never
+from typing import Any, ClassVar, assert_never
 
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
@@ -30,6 +30,11 @@ class BaseAgent(ABC):
 
     _authored: ClassVar[bool] = False
     """Whether every event of `_run_body` names its author (`run` leaves those as they are)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_run_body" in cls.__dict__ and "_authored" not in cls.__dict__:
+            cls._authored = False  # a body of its own: whether its events name their author is unknown
 
     def __init__(
         self,
@@ -146,7 +151,7 @@ class BaseAgent(ABC):
         """The body alone, for the runner, when `run` would only pass its events on: the agent's
         events all name their author (`_authored`) and no agent hook applies; else None. The
         runner then carries escalations and locates errors itself, as `run` does."""
-        if not self._authored:
+        if not self._authored or type(self).run is not BaseAgent.run:
             return None
         hooks = invocation.hooks_for(self)
         if hooks.objects and (
