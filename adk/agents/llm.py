@@ -189,7 +189,11 @@ class LlmAgent(BaseAgent):
             recovery = hooks + self._correct + policy_callbacks(policy)
             # Without model hooks a call's first attempt runs here, not in an envelope (a generator
             # per call: a twentieth of a turn); a failure goes on in the envelope, recovered there.
-            bare = not recovery.get("before_model") and not recovery.get("after_model")
+            bare = (
+                not recovery.get("before_model")
+                and not recovery.get("after_model")
+                and type(self)._call_model is LlmAgent._call_model
+            )
             self._recovery = (hooks, policy, recovery, bare)
         # The session's history is shared and only ever extended: its first `known` messages are
         # this turn's past, and `turn` what the turn added since.
