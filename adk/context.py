@@ -395,7 +395,8 @@ class RunContext:
     invocation: Invocation
     agent: BaseAgent
     error: Exception | None = None
-    """For `after_run`: the error that ended the run (its error event follows); None if it completed."""
+    """For `after_run`: the error that ended the run (its error event follows), a `RunStopped` if its
+    consumer stopped iterating or its task was cancelled; None if it completed."""
 
     @property
     def user_id(self) -> str:
