@@ -518,3 +518,21 @@ async def test_an_after_run_failing_on_a_stopped_run_is_logged(caplog: pytest.Lo
         await events.aclose()
     assert [r.getMessage() for r in caplog.records] == ["after_run failed after the run was stopped"]
     assert ends.seen == []  # the chain stopped at the failing callback
+
+
+async def test_after_run_sees_a_run_dropped_with_a_plain_break_when_asyncio_closes_it() -> None:
+    seen = asyncio.Event()
+    ends = Ends()
+
+    class Signal:
+        def after_run(self, ctx: RunContext) -> None:
+            seen.set()
+
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["fine"])), callbacks=[ends, Signal()])
+    async for _ in runner.run("u", "s", "hi"):
+        break  # the iterator is dropped, not closed: asyncio closes it on a later loop turn
+    async with asyncio.timeout(5):
+        await seen.wait()
+    assert ends.seen == [
+        ("RunStopped", "the run was stopped: its consumer stopped iterating", "GeneratorExit")
+    ]
