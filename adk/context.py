@@ -7,11 +7,12 @@ mutable objects reached through the context.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from adk.callbacks.registry import Callbacks
 from adk.sessions.base import TEMP_PREFIX
@@ -183,7 +184,7 @@ class Invocation:
         """The runner's retry policy; an agent's own policy takes precedence."""
         self._outer = runner_callbacks
         self._run_callbacks = run_callbacks
-        self._hooks: dict[int, Callbacks] = {}
+        self._hooks: dict[int, Callbacks] | None = {} if runner_callbacks or run_callbacks else None
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
@@ -221,6 +222,8 @@ class Invocation:
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
+        if self._hooks is None:  # neither the runner nor the run has callbacks
+            return agent.callbacks
         hooks = self._hooks.get(id(agent))
         if hooks is None:
             hooks = agent.callbacks
@@ -301,6 +304,32 @@ def current_tool_call_id() -> str | None:
     return _current_tool_call_id.get()
 
 
+T = TypeVar("T")
+
+
+def _set_through_slots(cls: type[T]) -> type[T]:
+    """Give a frozen slotted dataclass an `__init__` (same parameters) that sets each field through
+    its slot's descriptor: the generated one calls `object.__setattr__` per field, which costs
+    twice as much, and contexts are made for every agent, model and tool call."""
+    params: list[str] = []
+    body: list[str] = []
+    names: dict[str, object] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        names[f"_set_{f.name}"] = getattr(cls, f.name).__set__
+        body.append(f"  _set_{f.name}(self, {f.name})")
+        if f.default is dataclasses.MISSING:
+            params.append(f.name)
+        else:
+            names[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body)
+    exec(source, names)  # as dataclasses builds the __init__ it replaces
+    init: Any = names["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
 @dataclass(frozen=True, slots=True)
 class _Context:
     invocation: Invocation
@@ -325,11 +354,13 @@ class _Context:
         self.invocation.escalated = True
 
 
+@_set_through_slots
 @dataclass(frozen=True, slots=True)
 class AgentContext(_Context):
     """Context of `before_agent` / `after_agent`."""
 
 
+@_set_through_slots
 @dataclass(frozen=True, slots=True)
 class ModelContext(_Context):
     """Context of the model hooks: `request` is what will be sent to `model`."""
@@ -340,6 +371,7 @@ class ModelContext(_Context):
     """1 for the first attempt; on_model_error sees the number of the attempt that failed."""
 
 
+@_set_through_slots
 @dataclass(frozen=True, slots=True)
 class ToolContext(_Context):
     """Context of the tool hooks and of tools that ask for it."""
@@ -352,6 +384,7 @@ class ToolContext(_Context):
     """True when a person approved this call (docs/approvals.md): a `Defer` then goes on as `Cont`."""
 
 
+@_set_through_slots
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """Context of the run-level hooks (`on_user_message`, `before_run`, `on_event`, `after_run`).
@@ -362,7 +395,8 @@ class RunContext:
     invocation: Invocation
     agent: BaseAgent
     error: Exception | None = None
-    """For `after_run`: the error that ended the run (its error event follows); None if it completed."""
+    """For `after_run`: the error that ended the run (its error event follows), a `RunStopped` if its
+    consumer stopped iterating or its task was cancelled; None if it completed."""
 
     @property
     def user_id(self) -> str:

@@ -20,6 +20,8 @@ AdkError
  │    └── McpConnectionError   the connection to an MCP server dropped during a call (transient;
  │                             also a ConnectionError)
  ├── RetriesExhausted          the retry policy said stop; carries the attempts and last error
+ ├── RunStopped                given to after_run: the consumer stopped iterating, or its task
+ │                             was cancelled (never raised)
  ├── OutputTypeError           an agent's output_type has no JSON schema (also a TypeError)
  └── ModelError                a model call failed; `transient` says if retrying may help
       ├── RateLimitError       429; `retry_after` from the server          (transient)
@@ -63,6 +65,7 @@ __all__ = [
     "OutputValidationError",
     "RateLimitError",
     "RetriesExhausted",
+    "RunStopped",
     "ScriptError",
     "ServerError",
     "SessionBusyError",
@@ -170,6 +173,12 @@ class RetriesExhausted(AdkError):
         super().__init__(f"gave up after {attempts} attempt(s): {type(last_error).__name__}: {last_error}")
         self.attempts = attempts
         self.last_error = last_error
+
+
+class RunStopped(AdkError):
+    """What `after_run` sees as `ctx.error` when a run did not end by itself: its consumer stopped
+    iterating (closed or dropped the iterator) or its task was cancelled. Never raised; its
+    `__cause__` is the `GeneratorExit` or `asyncio.CancelledError` that stopped the run."""
 
 
 class OutputTypeError(AdkError, TypeError):

@@ -184,15 +184,43 @@ class Message(_Immutable):
 
     @classmethod
     def user(cls, content: str) -> Message:
-        return cls(role="user", content=content)
+        if cls is not Message:
+            return cls(role="user", content=content)
+        return _message("user", content, (), None, None)
 
     @classmethod
     def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
-        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
+        if cls is not Message:
+            return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
+        return _message("assistant", content, tuple(tool_calls), None, None)
 
     @classmethod
     def tool(cls, content: str, *, tool_call_id: str, name: str) -> Message:
-        return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
+        if cls is not Message:
+            return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
+        return _message("tool", content, (), tool_call_id, name)
+
+
+_new = object.__new__
+_role, _content, _calls, _call_id, _name = (Message.__dict__[f].__set__ for f in Message.__slots__)
+
+
+def _message(
+    role: Literal["system", "user", "assistant", "tool"],
+    content: str,
+    tool_calls: tuple[ToolCall, ...],
+    tool_call_id: str | None,
+    name: str | None,
+) -> Message:
+    """A `Message` set through its slots: a frozen dataclass's `__init__` sets each field through
+    `object.__setattr__`, and keyword arguments cost as much again (0.8 µs against 0.3)."""
+    message = _new(Message)
+    _role(message, role)
+    _content(message, content)
+    _calls(message, tool_calls)
+    _call_id(message, tool_call_id)
+    _name(message, name)
+    return message
 
 
 def _object_schema() -> dict[str, Any]:
@@ -368,13 +396,17 @@ class Event(LlmResponse):
         cls, invocation_id: str, author: str, delta: dict[str, Any], *, branch: str = ""
     ) -> Event:
         """An event that carries only session-state changes."""
-        return cls(
-            invocation_id=invocation_id,
-            author=author,
-            branch=branch,
-            object=ObjectType.STATE_UPDATE,
-            actions=EventActions(state_delta=delta),
-        )
+        if cls is not Event:
+            return cls(
+                invocation_id=invocation_id,
+                author=author,
+                branch=branch,
+                object=ObjectType.STATE_UPDATE,
+                actions=EventActions(state_delta=delta),
+            )
+        event = _event(invocation_id, author, ObjectType.STATE_UPDATE, branch)
+        event.actions.state_delta = delta
+        return event
 
     @classmethod
     def from_error(
@@ -405,19 +437,30 @@ class Event(LlmResponse):
         Nested parts (choices, usage, error) are shared with `response`, not copied: `clone()` if
         either will be changed.
         """
-        event = cls(
-            invocation_id=invocation_id,
-            author=author,
-            id=response.id,
-            object=response.object,
-            created=response.created,
-            model=response.model,
-            choices=response.choices,
-            usage=response.usage,
-            error=response.error,
-            done=response.done,
-            is_partial=response.is_partial,
-        )
+        if cls is Event:
+            event = _event(invocation_id, author, response.object)
+            event.id = response.id
+            event.created = response.created
+            event.model = response.model
+            event.choices = response.choices
+            event.usage = response.usage
+            event.error = response.error
+            event.done = response.done
+            event.is_partial = response.is_partial
+        else:
+            event = cls(
+                invocation_id=invocation_id,
+                author=author,
+                id=response.id,
+                object=response.object,
+                created=response.created,
+                model=response.model,
+                choices=response.choices,
+                usage=response.usage,
+                error=response.error,
+                done=response.done,
+                is_partial=response.is_partial,
+            )
         for name, value in fields.items():  # not as keywords above: `fields` may repeat a response field
             setattr(event, name, value)
         return event
@@ -436,3 +479,30 @@ class Event(LlmResponse):
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""
         return copy.deepcopy(self)
+
+
+def _event(
+    invocation_id: str, author: str, object: str = ObjectType.CHAT_COMPLETION, branch: str = ""
+) -> Event:
+    """A new `Event` of the framework's, its defaults set through its slots: the dataclass's
+    `__init__`, given keywords and calling a factory per default, costs twice as much."""
+    event = _new(Event)
+    event.id = new_id()
+    event.object = object
+    event.created = event.timestamp = time.time()
+    event.model = ""
+    event.choices = []
+    event.usage = None
+    event.error = None
+    event.done = False
+    event.is_partial = False
+    event.invocation_id = invocation_id
+    event.author = author
+    event.branch = branch
+    actions = event.actions = _new(EventActions)
+    actions.state_delta = {}
+    actions.transfer_to_agent = None
+    actions.escalate = False
+    event.long_running_tool_ids = []
+    event.decisions = ()
+    return event

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from adk.agents.base import BaseAgent
+from adk.agents.base import BaseAgent, _carry_escalation
 from adk.agents.resume import RESUMING
 from adk.agents.transfer import active_agent
 from adk.approvals import Answer, Approve, Reject, ToolResult
@@ -18,17 +18,20 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
-from adk.errors import ApprovalError, CallbackError, SessionBusyError, where
-from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, new_id
+from adk.errors import ApprovalError, CallbackError, RunStopped, SessionBusyError, locate, where
+from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, _event, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
-from adk.sessions.memory import InMemorySessionService
+from adk.sessions.memory import InMemorySessionService, immediate
 
 __all__ = ["Runner"]
 
 log = logging.getLogger(__name__)
 
 _NO_CALLBACKS = Callbacks((), {})
+_DEFAULT_POLICY = RetryPolicy()
+"""Shared by the runners given none (it is frozen and keeps no state), so that the callback it
+becomes is resolved once per process (about 15 µs), not once per runner."""
 _Extras: TypeAlias = "tuple[dict[str, Any] | None, tuple[ToolDeclaration, ...]]"
 """What a caller may bring to a run beside its message: a state delta, client tools."""
 _ENDED = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.ERROR, ObjectType.RUNNER_PAUSED})
@@ -116,6 +119,18 @@ def _answers(
     return last.invocation_id, answers
 
 
+async def _observe_stop(hooks: RunHooks, stopped: GeneratorExit | asyncio.CancelledError) -> None:
+    """after_run for a run that did not end by itself; a failing hook is logged (nothing can be
+    yielded any more)."""
+    how = "its consumer stopped iterating" if type(stopped) is GeneratorExit else "its task was cancelled"
+    error = RunStopped(f"the run was stopped: {how}")
+    error.__cause__ = stopped
+    try:
+        await hooks.after_run(error)
+    except Exception:
+        log.warning("after_run failed after the run was stopped", exc_info=True)
+
+
 class _StoreFailed(Exception):
     """A store call failed during a run; the run ends with an error event where="store"."""
 
@@ -174,7 +189,7 @@ class Runner:
         self.agent = agent
         self.session_service: SessionService = session_service or InMemorySessionService()
         self.callbacks = Callbacks.of(callbacks)
-        self.retry_policy = retry_policy or RetryPolicy()
+        self.retry_policy = retry_policy or _DEFAULT_POLICY
         self._active: dict[tuple[str, str], _Claim] = {}
         self._hooked = RunHooks.found(self.callbacks)
 
@@ -290,13 +305,17 @@ class Runner:
             raise busy(*key)
         self._active[key] = claim
         store = self.session_service
+        now = immediate(store)  # the in-memory store: called without a coroutine per call
         author = self.agent.name
         session: Session | None = None
         renewal: _Renewal | None = None
         try:
             try:
                 takeover = active.owner if active is not None else None
-                session = await store.acquire(*key, claim.owner, takeover=takeover)
+                if now is not None:
+                    session = now._acquire(*key, claim.owner, takeover)
+                else:
+                    session = await store.acquire(*key, claim.owner, takeover=takeover)
             except SessionBusyError:
                 raise
             except Exception as error:
@@ -347,29 +366,48 @@ class Runner:
                 except Exception as error:
                     raise _StoreFailed(error) from error
 
+            def saved_now(event: Event) -> bool:
+                """Store `event` at once if the store is in memory; False: `await save(event)`."""
+                if now is None:
+                    return False
+                try:
+                    now._append(held, event)
+                except Exception as error:
+                    raise _StoreFailed(error) from error
+                return True
+
             try:
                 failure: Exception | None = None
                 location = ""
                 try:
                     first = None
                     if inv_id not in RESUMING:
-                        first = Event.new(inv_id, "user", choices=[Choice(message=message)], done=True)
+                        first = _event(inv_id, "user")
+                        first.choices = [Choice(message=message)]
+                        first.done = True
                         if state_delta:
                             first.actions.state_delta = state_delta
                     elif state_delta:  # answers resume a paused run: the caller's change goes first
                         change = Event.state_update(inv_id, "user", state_delta)
-                        await save(change)
+                        if not saved_now(change):
+                            await save(change)
                         yield change
                     if first is not None and hooks is None:  # else the hooks yield it
-                        await save(first)
+                        if not saved_now(first):
+                            await save(first)
                         yield first
 
+                    started = agent or active_agent(self.agent, session)
+                    # With no run hooks, an agent with no agent hooks runs its body alone (one
+                    # generator less per run); the escalations and error locations that its run()
+                    # would add are added here.
+                    body = started._run_bare(invocation) if hooks is None else None
+                    events = body if body is not None else started.run(invocation)
+                    if hooks is not None:
+                        events = hooks.events(events, first)
                     # current_invocation() is set around each step of the agent only: the consumer's
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
-                    events = (agent or active_agent(self.agent, session)).run(invocation)
-                    if hooks is not None:
-                        events = hooks.events(events, first)
                     try:
                         while True:
                             token = _current_invocation.set(invocation)
@@ -378,14 +416,19 @@ class Runner:
                             except StopAsyncIteration:
                                 break
                             except Exception as error:
+                                if body is not None:
+                                    locate(error, f"agent:{started.name}")
                                 failure, location = error, where(error) or f"agent:{author}"
                                 break
                             finally:
                                 _current_invocation.reset(token)
                             if not event.is_partial:
+                                if body is not None and invocation.escalated:
+                                    _carry_escalation(invocation, event)
                                 if state.has_delta:
                                     event.actions.state_delta.update(state.take_delta())
-                                await save(event)
+                                if not saved_now(event):
+                                    await save(event)
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
@@ -395,25 +438,23 @@ class Runner:
                     if failure is None:
                         if state.has_delta:
                             event = Event.state_update(inv_id, author, state.take_delta())
-                            await save(event)
+                            if not saved_now(event):
+                                await save(event)
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
                         # Stored too: it tells a later resume() that this invocation is finished, or
                         # paused with calls waiting for answers.
                         if invocation.waiting:
-                            done = Event.new(
-                                inv_id,
-                                author,
-                                object=ObjectType.RUNNER_PAUSED,
-                                long_running_tool_ids=invocation.waiting,
-                                done=True,
-                            )
+                            done = _event(inv_id, author, ObjectType.RUNNER_PAUSED)
+                            done.long_running_tool_ids = invocation.waiting
                         else:
-                            done = Event.new(inv_id, author, object=ObjectType.RUNNER_COMPLETION, done=True)
+                            done = _event(inv_id, author, ObjectType.RUNNER_COMPLETION)
+                        done.done = True
                         if hooks is not None:
                             done = await hooks.on_event(done)
-                        await save(done)
+                        if not saved_now(done):
+                            await save(done)
                         if invocation._observers:
                             invocation._notify(done)
                         invocation._end(None)
@@ -437,6 +478,8 @@ class Runner:
                 invocation._end(failure)
                 yield event
             except BaseException as stopped:  # the consumer stopped iterating, or we were cancelled
+                if hooks is not None and isinstance(stopped, GeneratorExit | asyncio.CancelledError):
+                    await _observe_stop(hooks, stopped)  # does nothing once after_run has run
                 invocation._end(stopped)  # does nothing once the run has ended
                 raise
             finally:
@@ -448,7 +491,10 @@ class Runner:
                     renewal.cancel()
                 claim.ended = True
                 try:
-                    await store.release(session)
+                    if now is not None:
+                        now._release(session)
+                    else:
+                        await store.release(session)
                     released = True
                 except Exception:
                     log.warning("could not release the lease of session %r", key[1], exc_info=True)

@@ -105,7 +105,7 @@ async def lease_cost(store: SessionService, n: int) -> tuple[dict[str, int], flo
     """The store calls of one S2 run, and µs to take and release a lease (median of `n`)."""
     counting = Counting(store)
     runner: Runner = make_runner("S2")
-    runner.session_service = counting  # type: ignore[assignment]  # a proxy with the same methods
+    runner.session_service = counting  # a proxy with the same methods
     async for _ in runner.run("u", f"count-{new_id()[:6]}", "hi"):
         pass
     times = []

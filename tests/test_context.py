@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,25 @@ from adk.runner import Runner
 from adk.sessions import SqliteSessionService
 from adk.testing import ScriptedModel
 from tests._runtime import Recorder, Tool, call, calls, run, summary
+
+
+def test_contexts_are_frozen_dataclasses_made_as_their_fields_say() -> None:
+    invocation: Any = object()
+    agent: Any = object()
+    tool: Any = object()
+    ctx = ToolContext(invocation, agent, "b", tool, {"x": 1}, "c1")
+    assert (ctx.attempt, ctx.approved) == (1, False)  # the defaults
+    assert ToolContext(invocation, agent, "b", tool, {"x": 1}, "c1", attempt=1, approved=False) == ctx
+    assert dataclasses.replace(ctx, attempt=2) == ToolContext(
+        invocation=invocation, agent=agent, branch="b", tool=tool, args={"x": 1}, tool_call_id="c1", attempt=2
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ctx.attempt = 3  # type: ignore[misc]
+    with pytest.raises(TypeError, match="tool_call_id"):
+        ToolContext(invocation, agent, "b", tool, {})  # type: ignore[call-arg]
+    assert repr(AgentContext(invocation, agent, "")).startswith("AgentContext(invocation=")
+    model = ModelContext(invocation, agent, "", tool, agent)
+    assert (model.request, model.model, model.attempt) == (tool, agent, 1)
 
 
 def test_state_reads_through_its_delta_and_records_changes() -> None:

@@ -24,6 +24,7 @@ from adk.events import (
     ObjectType,
     ToolCall,
     Usage,
+    _event,
     new_id,
 )
 
@@ -184,6 +185,35 @@ def test_from_response_copies_every_response_field() -> None:
     for field in dataclasses.fields(LlmResponse):
         assert getattr(event, field.name) == getattr(response, field.name), field.name
     assert (event.invocation_id, event.author, event.branch) == ("inv", "agent", "x")
+
+
+def test_the_frameworks_events_built_through_slots_equal_the_constructors() -> None:
+    # `_event` sets every field itself: one it forgot (a field added later) fails the comparison
+    fast = _event("inv", "agent", ObjectType.TOOL_RESPONSE, "a.b")
+    slow = Event(
+        invocation_id="inv",
+        author="agent",
+        object=ObjectType.TOOL_RESPONSE,
+        branch="a.b",
+        id=fast.id,
+        created=fast.created,
+        timestamp=fast.timestamp,
+    )
+    assert fast == slow
+    assert fast.actions is not _event("inv", "agent").actions  # nothing mutable is shared
+    assert fast.choices is not _event("inv", "agent").choices
+    assert fast.long_running_tool_ids is not _event("inv", "agent").long_running_tool_ids
+    state = Event.state_update("inv", "agent", {"k": 1}, branch="b")
+    assert state == Event(
+        invocation_id="inv",
+        author="agent",
+        branch="b",
+        object=ObjectType.STATE_UPDATE,
+        actions=EventActions(state_delta={"k": 1}),
+        id=state.id,
+        created=state.created,
+        timestamp=state.timestamp,
+    )
 
 
 def test_from_response_fields_override_the_response() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ import pytest
 from adk.agents import LlmAgent, SequentialAgent
 from adk.callbacks.decisions import FellBack, Halted, Replaced
 from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
-from adk.context import AgentContext, RunContext
+from adk.context import AgentContext, RunContext, ToolContext
 from adk.errors import CallbackRegistrationError
 from adk.events import Choice, Event, Message, ObjectType
 from adk.runner import Runner
@@ -432,3 +434,105 @@ async def test_an_on_event_failing_on_the_completion_ends_the_run_with_its_error
     ]
     assert [e.id for e in await stored(store)] == [e.id for e in events]
     assert [summary(e)[0] for e in await run(runner, "again")][-1] == "error"  # the session is free again
+
+
+class Ends:
+    """Records how each run ended, as after_run sees it: the error's type, message and cause."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str] | None] = []
+
+    def after_run(self, ctx: RunContext) -> None:
+        error = ctx.error
+        cause = None if error is None else type(error.__cause__).__name__
+        self.seen.append(None if error is None else (type(error).__name__, str(error), cause))
+
+
+async def test_after_run_sees_a_consumer_that_stops_iterating() -> None:
+    trace: list[tuple[Any, ...]] = []
+    ends = Ends()
+    agent = LlmAgent("root", model=ScriptedModel([calls(call("echo", "c1")), "done"]), tools=[Tool("echo")])
+    runner = Runner(agent, callbacks=[RunRecorder("runner", trace), ends])
+    events = runner.run("u", "s", "hi")
+    async for event in events:
+        if event.tool_calls:
+            break
+    await events.aclose()
+    assert trace == [
+        ("runner", "on_user_message", "hi"),
+        ("runner", "on_event", "user", "chat.completion"),
+        ("runner", "before_run", "root"),
+        ("runner", "before_agent", "root"),
+        ("runner", "before_model", "root"),
+        ("runner", "after_model", "root"),
+        ("runner", "on_event", "root", "chat.completion"),
+        # once, when the run is closed; no tool runs, no completion follows
+        ("runner", "after_run", "RunStopped"),
+    ]
+    stopped = ("RunStopped", "the run was stopped: its consumer stopped iterating", "GeneratorExit")
+    assert ends.seen == [stopped]
+    trace.clear()
+    assert [summary(e)[0] for e in await run(runner, "again")][-1] == "done"  # the session is free
+    assert [t[1] for t in trace].count("after_run") == 1
+    assert ends.seen[-1] is None
+
+
+async def test_after_run_sees_a_cancelled_run_and_runs_once_when_stopped_at_the_end() -> None:
+    started = asyncio.Event()
+
+    async def wait(args: dict[str, Any], ctx: ToolContext) -> str:
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    ends = Ends()
+    model = ScriptedModel([calls(call("wait", "c1")), "fine"])
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("wait", wait)]), callbacks=[ends])
+    task = asyncio.create_task(run(runner))
+    async with asyncio.timeout(5):
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert ends.seen == [("RunStopped", "the run was stopped: its task was cancelled", "CancelledError")]
+    ends.seen.clear()
+    events = runner.run("u", "s2", "hi")
+    async for event in events:  # stopped at the completion, after after_run ran
+        if event.object == ObjectType.RUNNER_COMPLETION:
+            break
+    await events.aclose()
+    assert ends.seen == [None]
+
+
+class BrokenEnd:
+    def after_run(self, ctx: RunContext) -> None:
+        raise ValueError("cannot see the end")
+
+
+async def test_an_after_run_failing_on_a_stopped_run_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    ends = Ends()
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["fine"])), callbacks=[BrokenEnd, ends])
+    events = runner.run("u", "s", "hi")
+    await anext(events)
+    with caplog.at_level(logging.WARNING, logger="adk.runner"):
+        await events.aclose()
+    assert [r.getMessage() for r in caplog.records] == ["after_run failed after the run was stopped"]
+    assert ends.seen == []  # the chain stopped at the failing callback
+
+
+async def test_after_run_sees_a_run_dropped_with_a_plain_break_when_asyncio_closes_it() -> None:
+    seen = asyncio.Event()
+    ends = Ends()
+
+    class Signal:
+        def after_run(self, ctx: RunContext) -> None:
+            seen.set()
+
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["fine"])), callbacks=[ends, Signal()])
+    async for _ in runner.run("u", "s", "hi"):
+        break  # the iterator is dropped, not closed: asyncio closes it on a later loop turn
+    async with asyncio.timeout(5):
+        await seen.wait()
+    assert ends.seen == [
+        ("RunStopped", "the run was stopped: its consumer stopped iterating", "GeneratorExit")
+    ]

@@ -19,7 +19,7 @@ from adk.events import Choice, Event, EventActions, LlmResponse, Message, Usage
 from adk.models.base import LlmRequest
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
-from adk.testing import ScriptedModel
+from adk.testing import ScriptedModel, transfer_to
 from tests._runtime import Recorder, Tool, call, calls, reply, run, shapes, summary
 
 
@@ -476,3 +476,83 @@ async def test_async_hooks_and_async_tools_run_in_the_same_places() -> None:
     assert events[2] == ("tool", "root", "echo", "c1", '{"wrapped":{"x":1}}')
     assert trace == ["before_agent", "before_model", "before_tool", "after_tool", "before_model"]
     assert [r.instruction for r in model.requests] == ["async", "async"]
+
+
+# the root agent's body, run by the runner itself or through its run()
+
+
+def escalating(args: dict[str, Any], ctx: ToolContext) -> str:
+    ctx.escalate()
+    return "escalated"
+
+
+@pytest.mark.parametrize("agent_hooks", [False, True])
+async def test_the_root_agent_gives_the_same_events_with_or_without_agent_hooks(agent_hooks: bool) -> None:
+    # Without agent hooks the runner runs the body itself; with them it goes through run(): the
+    # events, their authors, the escalation carried onto the next complete event, are the same.
+    model = ScriptedModel([calls(call("escalate", "c1")), calls(call("boom", "c2"))])
+    boom = Tool("boom", lambda args, ctx: 1 / 0)
+    trace: list[tuple[Any, ...]] = []
+    agent = LlmAgent(
+        "root",
+        model=model,
+        tools=[Tool("escalate", escalating), boom],
+        callbacks=[Recorder("agent", trace)] if agent_hooks else [],
+        max_iterations=2,
+    )
+    events = await run(Runner(agent))
+    assert [(summary(e)[:3], e.actions.escalate) for e in events] == [
+        (("model", "user", "hi"), False),
+        (("model", "root", ""), False),
+        (("tool", "root", "escalate"), True),
+        (("model", "root", ""), False),
+        (("tool", "root", "boom"), False),
+        (("error", "root", "MaxIterationsExceeded"), False),
+    ]
+    assert events[-1].error is not None and events[-1].error.where == "agent:root"
+    assert bool(trace) == agent_hooks
+
+
+async def test_an_error_in_the_agent_that_last_answered_is_located_at_that_agent() -> None:
+    # The next message goes to the sub-agent that answered (docs/agents.md); run without agent
+    # hooks, its failure is still located at it, not at the root.
+    helper = LlmAgent(
+        "helper", model=ScriptedModel(["I can help.", calls(call("boom", "c1"))]), max_iterations=1
+    )
+    root = LlmAgent("root", model=ScriptedModel([transfer_to("helper")]), sub_agents=[helper])
+    runner = Runner(root)
+    assert (await shapes(runner))[-2] == ("model", "helper", "I can help.")
+    failed = await run(runner, "again")
+    assert [summary(e)[:2] for e in failed] == [
+        ("model", "user"),
+        ("model", "helper"),
+        ("tool", "helper"),
+        ("error", "root"),
+    ]
+    assert failed[-1].error is not None
+    assert (failed[-1].error.type, failed[-1].error.where) == ("MaxIterationsExceeded", "agent:helper")
+
+
+class Wrapped(LlmAgent):
+    """An LlmAgent whose run() stamps its events: the runner must not run its body alone."""
+
+    async def run(self, invocation: Any, branch: str = "") -> AsyncGenerator[Event, None]:
+        async for event in super().run(invocation, branch):
+            event.branch = event.branch or "stamped"
+            yield event
+
+
+class OwnBody(LlmAgent):
+    """An LlmAgent with a body of its own whose events name no author: run() names them."""
+
+    async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
+        async for event in super()._run_body(ctx):
+            event.author = ""
+            yield event
+
+
+async def test_a_subclass_with_its_own_run_or_body_is_run_as_it_says() -> None:
+    stamped = await run(Runner(Wrapped("root", model=ScriptedModel(["hello"]))))
+    assert [e.branch for e in stamped] == ["", "stamped", ""]
+    named = await run(Runner(OwnBody("root", model=ScriptedModel(["hello"]))))
+    assert [e.author for e in named] == ["user", "root", "root"]

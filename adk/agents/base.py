@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
-from typing import assert_never
+from typing import Any, ClassVar, assert_never
 
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
@@ -27,6 +27,14 @@ __all__ = ["BaseAgent"]
 
 class BaseAgent(ABC):
     """An agent: a name, callbacks, sub-agents, and a body that yields events."""
+
+    _authored: ClassVar[bool] = False
+    """Whether every event of `_run_body` names its author (`run` leaves those as they are)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_run_body" in cls.__dict__ and "_authored" not in cls.__dict__:
+            cls._authored = False  # a body of its own: whether its events name their author is unknown
 
     def __init__(
         self,
@@ -138,6 +146,19 @@ class BaseAgent(ABC):
             yield self._final_event(ctx, replaced, decisions)
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
+
+    def _run_bare(self, invocation: Invocation) -> AsyncGenerator[Event, None] | None:
+        """The body alone, for the runner, when `run` would only pass its events on: the agent's
+        events all name their author (`_authored`) and no agent hook applies; else None. The
+        runner then carries escalations and locates errors itself, as `run` does."""
+        if not self._authored or type(self).run is not BaseAgent.run:
+            return None
+        hooks = invocation.hooks_for(self)
+        if hooks.objects and (
+            hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
+        ):
+            return None
+        return self._run_body(AgentContext(invocation, self, ""))
 
     async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
         """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""

@@ -34,7 +34,17 @@ from adk.errors import (
     locate,
     where,
 )
-from adk.events import Choice, ErrorInfo, Event, LlmResponse, Message, ObjectType, ToolCall, ToolDeclaration
+from adk.events import (
+    Choice,
+    ErrorInfo,
+    Event,
+    LlmResponse,
+    Message,
+    ObjectType,
+    ToolCall,
+    ToolDeclaration,
+    _event,
+)
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
@@ -101,6 +111,8 @@ class LlmAgent(BaseAgent):
     one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
     """
 
+    _authored = True
+
     def __init__(
         self,
         name: str,
@@ -148,8 +160,9 @@ class LlmAgent(BaseAgent):
         """Whether some tool is an agent, whose events stream out while the tool calls run."""
         self._transfer: TransferTool | None = None
         self._set_transfer()
-        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks] | None = None
-        """The last (hooks, policy, hooks + policy): the same for every run without run callbacks."""
+        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool] | None = None
+        """The last (hooks, policy, hooks + policy, no model hooks): the same for every run without
+        run callbacks."""
 
     def _adopted(self) -> None:
         self._set_transfer()
@@ -171,10 +184,17 @@ class LlmAgent(BaseAgent):
         policy = self.retry_policy or invocation.retry_policy
         cached = self._recovery
         if cached is not None and cached[0] is hooks and cached[1] is policy:
-            recovery = cached[2]
+            recovery, bare = cached[2], cached[3]
         else:  # concatenating on every run would cost more than the callbacks themselves
             recovery = hooks + self._correct + policy_callbacks(policy)
-            self._recovery = (hooks, policy, recovery)
+            # Without model hooks a call's first attempt runs here, not in an envelope (a generator
+            # per call: a twentieth of a turn); a failure goes on in the envelope, recovered there.
+            bare = (
+                not recovery.get("before_model")
+                and not recovery.get("after_model")
+                and type(self)._call_model is LlmAgent._call_model
+            )
+            self._recovery = (hooks, policy, recovery, bare)
         # The session's history is shared and only ever extended: its first `known` messages are
         # this turn's past, and `turn` what the turn added since.
         history = ctx.invocation.session.history(ctx.branch)
@@ -211,16 +231,44 @@ class LlmAgent(BaseAgent):
                 response_format=self._output.response_format if self._output is not None else None,
             )
             response: Event | None = None
-            envelope = self._call_model(ctx, request, recovery, policy)
-            try:
-                async for event in envelope:
-                    if not event.is_partial:
-                        response = event
-                        if self._output is not None and not event.tool_calls:
-                            self._output.settle(ctx, event)  # before it goes: it carries the output_key
-                    yield event
-            finally:
-                await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
+            attempts = policy.attempts()
+            envelope = None
+            if bare:
+                streamed = False
+                try:
+                    complete: LlmResponse | None = None
+                    stream = self.model.generate(request)
+                    try:
+                        async for chunk in stream:
+                            if chunk.is_partial:
+                                streamed = True
+                                yield self._partial(ctx, chunk)
+                            else:
+                                complete = chunk
+                    finally:  # _close(stream) inlined: a coroutine less per call
+                        aclose = getattr(stream, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
+                    complete = self._checked(self.model, complete)
+                except Exception as error:
+                    envelope = self._call_model(ctx, request, recovery, attempts, (error, streamed))
+                else:
+                    response = self._response(ctx, complete, attempts)
+                    if self._output is not None and not response.tool_calls:
+                        self._output.settle(ctx, response)  # before it goes: it carries the output_key
+                    yield response
+            else:
+                envelope = self._call_model(ctx, request, recovery, attempts)
+            if envelope is not None:
+                try:
+                    async for event in envelope:
+                        if not event.is_partial:
+                            response = event
+                            if self._output is not None and not event.tool_calls:
+                                self._output.settle(ctx, event)  # before it goes: it carries the output_key
+                        yield event
+                finally:
+                    await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
             if response.message is not None:
@@ -266,12 +314,20 @@ class LlmAgent(BaseAgent):
         self._declarations = [t.declaration for t in tools.values()]
 
     async def _call_model(
-        self, ctx: AgentContext, request: LlmRequest, hooks: Callbacks, policy: RetryPolicy
+        self,
+        ctx: AgentContext,
+        request: LlmRequest,
+        hooks: Callbacks,
+        attempts: Attempts,
+        failed: tuple[Exception, bool] | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """One model envelope: yields partial events, then the final response's event."""
+        """One model envelope: yields partial events, then the final response's event.
+
+        `failed`: the error of a first attempt the caller made (and whether it streamed), to
+        recover here; there was no before_model hook to run.
+        """
         mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
-        attempts = policy.attempts()
-        if hooks.get("before_model"):
+        if failed is None and hooks.get("before_model"):
             deciders: list[object] = []
             started = await run_before(hooks, "before_model", mctx, deciders=deciders)
             match started:
@@ -289,21 +345,21 @@ class LlmAgent(BaseAgent):
             streamed = False
             response: LlmResponse | None = None
             try:
+                if failed is not None:  # handled below as if this attempt had failed
+                    error, streamed = failed
+                    failed = None
+                    raise error
                 stream = mctx.model.generate(mctx.request)
                 try:
                     async for chunk in stream:
                         if chunk.is_partial:
                             streamed = True
-                            yield Event.from_response(ctx.invocation_id, self.name, chunk, branch=ctx.branch)
+                            yield self._partial(ctx, chunk)
                         else:
                             response = chunk
                 finally:
                     await _close(stream)
-                if response is None:
-                    raise StreamInterruptedError(f"model {mctx.model.name!r} ended without a response")
-                if self._output is not None and self._output.type is not None and not response.tool_calls:
-                    self._output.check(response)  # an OutputValidationError goes to on_model_error
-                final = response
+                final = self._checked(mctx.model, response)
                 break
             except Exception as error:
                 locate(error, f"model:{mctx.model.name}")
@@ -325,11 +381,25 @@ class LlmAgent(BaseAgent):
                 attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
         yield self._response(ctx, final, attempts)
 
+    def _checked(self, model: Model, response: LlmResponse | None) -> LlmResponse:
+        """The complete response a model's stream ended with, if there was one and it is valid."""
+        if response is None:
+            raise StreamInterruptedError(f"model {model.name!r} ended without a response")
+        if self._output is not None and self._output.type is not None and not response.tool_calls:
+            self._output.check(response)  # an OutputValidationError goes to on_model_error
+        return response
+
+    def _partial(self, ctx: AgentContext, chunk: LlmResponse) -> Event:
+        """The event of a streamed chunk."""
+        partial = Event.from_response(ctx.invocation_id, self.name, chunk)
+        partial.branch = ctx.branch
+        return partial
+
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
         """The event of an envelope's final response, with the decisions that shaped it."""
-        event = Event.from_response(
-            ctx.invocation_id, self.name, response, branch=ctx.branch, is_partial=False
-        )
+        event = Event.from_response(ctx.invocation_id, self.name, response)
+        event.branch = ctx.branch
+        event.is_partial = False
         decisions = attempts.decisions
         if decisions is not None:  # set only when there are some: validating even none costs
             event.decisions = tuple(decisions)
@@ -426,14 +496,9 @@ class LlmAgent(BaseAgent):
             info = ErrorInfo.of(e, where(e) or f"tool:{name}")
         finally:
             _current_tool_call_id.reset(token)
-        event = Event.new(
-            ctx.invocation_id,
-            self.name,
-            branch=ctx.branch,
-            object=ObjectType.TOOL_RESPONSE,
-            choices=[Choice(message=Message.tool(content, tool_call_id=call.id, name=name))],
-            error=info,
-        )
+        event = _event(ctx.invocation_id, self.name, ObjectType.TOOL_RESPONSE, ctx.branch)
+        event.choices = [Choice(message=Message.tool(content, tool_call_id=call.id, name=name))]
+        event.error = info
         decisions = attempts.decisions
         if decisions is not None:
             event.decisions = tuple(decisions)

@@ -51,6 +51,8 @@ TEMP_PREFIX = "temp:"
 """State keys that live for one invocation and are never stored."""
 _SCOPED = (USER_PREFIX, APP_PREFIX, TEMP_PREFIX)
 
+_new = object.__new__
+
 DEFAULT_LEASE_TTL = 10.0
 """Seconds a run's lease lasts unless renewed: how long a dead worker's session stays taken."""
 
@@ -68,6 +70,22 @@ class Session:
     """The owner token of the run lease this copy holds (set by `acquire`), or None."""
     histories: dict[str, History] = field(default_factory=dict, repr=False)
     """Per branch, the messages an agent on it sees, kept up to date with `events` (`history`)."""
+
+    @classmethod
+    def _empty(cls, session_id: str, user_id: str) -> Session:
+        """A new session with no events and no state."""
+        if cls is not Session:
+            return cls(id=session_id, user_id=user_id)
+        # set through its slots: the dataclass's __init__, given keywords, costs twice as much
+        session = _new(Session)
+        session.id = session_id
+        session.user_id = user_id
+        session.state = {}
+        session.events = []
+        session.updated_at = time.time()
+        session.lease = None
+        session.histories = {}
+        return session
 
     @property
     def last_seq(self) -> int:
@@ -196,7 +214,9 @@ def apply_event(session: Session, event: Event) -> None:
 
     The state dict is changed in place, since contexts hold a reference to it.
     """
-    apply_state_delta(session.state, event.actions.state_delta)
+    delta = event.actions.state_delta
+    if delta:
+        apply_state_delta(session.state, delta)
     session.events.append(event)
     session.updated_at = event.timestamp
 
