@@ -400,23 +400,44 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
 def hook_impls(callbacks: Iterable[object], hook: str) -> tuple[HookImpl, ...]:
     """The implementations of `hook` in a plain list, resolved as `Callbacks.of` resolves them.
 
-    The chain helpers take plain lists, resolved on every call: an instance of a class seen before
-    reuses what resolving (and checking) the first one found, unless attributes of its own could
-    change it. Classes and modules are resolved in full each time.
+    The chain helpers take plain lists. A list of instances whose hooks are their class's
+    methods is resolved (and checked) the first time its objects come in that order, as
+    `Callbacks.of` resolves at registration; the last `_LISTS_KEPT` such lists are kept, with
+    their callbacks. An instance of a class seen before reuses what resolving the first one
+    found. Classes (instantiated on every call), modules and instances with hooks of their own
+    are resolved in full each time.
     """
+    objs = callbacks if type(callbacks) is list or type(callbacks) is tuple else tuple(callbacks)
+    key = (hook, *map(id, objs))
+    seen = _LISTS.get(key)
+    if seen is not None:
+        return seen[1]
+    objs = tuple(objs)
     impls: list[HookImpl] = []
-    for obj in callbacks:
+    stable = True
+    for obj in objs:
         plan = _PLANS.get(type(obj))
         if plan is None or not _plain(obj):
             instance, hooks = _resolve(obj)
             if plan is None and instance is obj:
                 _learn(obj, hooks)
+            stable = stable and instance is obj and type(obj) in _PLANS and _plain(obj)
             impl = hooks.get(hook)
             if impl is not None:
                 impls.append(impl)
         elif (entry := plan.get(hook)) is not None:
             impls.append((entry[0].__get__(obj), entry[1], obj))
-    return tuple(impls)
+    found = tuple(impls)
+    if stable:
+        if len(_LISTS) >= _LISTS_KEPT:
+            _LISTS.clear()
+        _LISTS[key] = (objs, found)  # the objects kept alive: no other takes their ids
+    return found
+
+
+_LISTS_KEPT = 256
+_LISTS: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[HookImpl, ...]]] = {}
+"""Plain lists resolved before, by hook and their objects' ids: the objects, and what was found."""
 
 
 def _plain(obj: object) -> bool:

@@ -24,7 +24,7 @@ from adk.callbacks import (
     run_on_error,
 )
 from adk.callbacks.chain import run_chain
-from adk.callbacks.registry import AFTER, REPLACE, Hook, declare_hooks
+from adk.callbacks.registry import AFTER, REPLACE, Hook, declare_hooks, hook_impls
 from adk.errors import CallbackError, CallbackRegistrationError
 from tests.callbacks import module_callback
 from tests.callbacks.scripted import Scripted, Trace
@@ -561,3 +561,24 @@ async def test_a_class_in_a_plain_list_is_instantiated_on_every_call() -> None:
 
     assert [await run_before([Counted, Counted()], "before_tool", 0) for _ in range(2)] == [Cont(2)] * 2
     assert made == [0, 1, 2, 3]
+
+
+async def test_a_plain_list_of_instances_is_resolved_once_for_those_objects_in_that_order() -> None:
+    a, b = Named("a"), Named("b")
+    first = hook_impls([a, b], "before_tool")
+    assert hook_impls((a, b), "before_tool") is first  # the same objects: what was found then
+    assert [owner for _, _, owner in hook_impls([b, a], "before_tool")] == [b, a]
+    assert await run_before([b, a], "before_tool", []) == Cont(["b", "a"])
+
+
+async def test_objects_of_lists_forgotten_are_never_mistaken_for_new_ones_at_their_address() -> None:
+    # More lists than are kept: the cache is emptied, its objects freed, their addresses reused.
+    class Other:
+        def before_tool(self, ctx: list[str]) -> Cont[list[str]]:
+            return Cont([*ctx, "other"])
+
+    for i in range(3 * registry._LISTS_KEPT):
+        obj: object = Named(str(i)) if i % 2 else Other()
+        expected = [str(i)] if i % 2 else ["other"]
+        assert await run_before([obj], "before_tool", []) == Cont(expected)
+        assert len(registry._LISTS) <= registry._LISTS_KEPT
