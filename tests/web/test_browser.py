@@ -131,6 +131,7 @@ def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_sess
     assert timeless(live["conversation"]) == TURNS
     assert live["events"] == EVENTS
     assert json.loads(live["state"]) == {"lookups": 3}
+    assert live["deltas"] == [f'Δ {{"lookups":{n}}}' for n in (1, 2, 3)]  # each change, on its event
 
     # An attacker's markup is text: nothing was made from it and its script did not run.
     assert timeless(attacked["conversation"]) == TURNS + ATTACK
@@ -154,6 +155,7 @@ def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_sess
     ]
     assert (reopened["images"], reopened["pwned"]) == (0, False)
     assert json.loads(reopened["state"]) == {"lookups": 3}
+    assert reopened["deltas"] == live["deltas"]
 
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if target := os.environ.get("ADK_WEB_SCREENSHOT"):

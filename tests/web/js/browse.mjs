@@ -34,6 +34,7 @@ async function shown() {
   return page.evaluate(() => ({
     conversation: [...document.querySelectorAll("#conversation > li")].map((li) => [li.className, li.textContent]),
     events: [...document.querySelectorAll("#events > li")].map((li) => `${li.dataset.author} ${li.dataset.object}`),
+    deltas: [...document.querySelectorAll("#events > li .delta")].map((span) => span.textContent),
     state: document.getElementById("state").textContent,
     sessions: [...document.querySelectorAll("#sessions > li")].map((li) => li.dataset.id),
     session: document.getElementById("session-id").textContent,
