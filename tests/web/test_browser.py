@@ -173,9 +173,11 @@ def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path:
         runner.session_service.close()
 
     assert report["problems"] == []
+    used = "model teller · N ms · 15 tokens (12 in, 3 out)"  # each call's time and tokens
     bo = [
         ("bubble user", "youpay bo 5000"),
         ("tool-call", '⚙ pay({"to":"bo","amount":5000})running…'),
+        ("note usage", used),
         ("note decision deferred", "⏸ tool pay waits for approval: tool 'pay' requires approval"),
         ("approval", '⏸ approve pay({"to":"bo","amount":5000})? tool \'pay\' requires approvalApproveReject'),
     ]
@@ -188,20 +190,23 @@ def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path:
     ]
     # After the click the payment ran; the page was then reloaded with the second payment
     # waiting: the reopened session showed it answerable, and the rejection went to the model.
+    stored = used.replace(" · N ms", "")  # a stored event carries no time of its call
     assert timeless(report["answered"]["conversation"]) == [
         bo[0],
         ("tool-call", '⚙ pay({"to":"bo","amount":5000})↳ sent 5000 to bo'),
-        bo[2],
+        ("note usage", stored),
+        bo[3],
         ("note decision approved", "✔ tool pay approved (pay-bo); it runs"),
         ("bubble assistant", "bankThe bank said: sent 5000 to bo"),
-        ("note usage", "model scripted"),
+        ("note usage", stored),
         ("bubble user", "youpay al 9000"),
         ("tool-call", '⚙ pay({"to":"al","amount":9000})↳ Rejected: too much'),
-        bo[2],
+        ("note usage", stored),
+        bo[3],
         ("approval", '⏸ approve pay({"to":"al","amount":9000})? tool \'pay\' requires approvalApproveReject'),
         ("note decision rejected", "⊘ tool pay rejected (pay-al): too much; it does not run"),
         ("bubble assistant", "bankThe bank said: Rejected: too much"),
-        ("note usage", "model scripted · N ms"),
+        ("note usage", used),
     ]
     assert (
         report["answered"]["events"]
