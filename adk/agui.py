@@ -731,13 +731,19 @@ def _approval(content: str, where: str) -> Answer:
 
 
 def _client_tools(run: RunAgentInput) -> tuple[ToolDeclaration, ...]:
-    """The tools the client offers, as declarations for the model."""
+    """The tools the client offers, as declarations for the model.
+
+    `adk_approve` is the server's own (a front end may declare it to render approvals): the model
+    is never offered it, so no call of the model's can pass for an approval.
+    """
     from adk.events import ToolDeclaration
 
     tools: dict[str, ToolDeclaration] = {}
     for i, tool in enumerate(run.tools or ()):
         if tool.name in tools:
             raise _BadInput(422, f"tools.{i}: a second tool named {tool.name!r}")
+        if tool.name == APPROVE_TOOL:
+            continue
         parameters = {"type": "object", "properties": {}} if tool.parameters is None else tool.parameters
         if not isinstance(parameters, dict):
             raise _BadInput(422, f"tools.{i}.parameters: must be a JSON schema object")

@@ -247,3 +247,18 @@ def test_a_client_tool_s_own_result_is_still_the_clients_to_give() -> None:
     assert first[-1]["outcome"]["pendingToolCallIds"] == ["c1"]
     assert [e["type"] for e in second][-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
     assert bank.model.requests[1].messages[-1].content == "yes"
+
+
+def test_a_declared_adk_approve_is_never_offered_to_the_model() -> None:
+    # A front end may declare `adk_approve` to render approvals; were the model offered it, a call
+    # of the model's could stand where a person's approval should.
+    bank = Bank(calls(call("adk_approve", "adk_approve:c9", tool="pay")), reply)
+    approve = {"name": "adk_approve", "description": "Approve", "parameters": {"type": "object"}}
+    confirm = {"name": "confirm", "description": "Ask", "parameters": {"type": "object"}}
+    with served(bank) as url:
+        events = post_run(url, {**ask(), "tools": [approve, confirm]})
+    assert [t.name for t in bank.model.requests[0].tools] == ["pay", "echo", "job", "confirm"]
+    results = [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert len(results) == 1 and results[0].startswith("Error: ToolNotFoundError: unknown tool 'adk_approve'")
+    assert "pendingToolCallIds" not in (events[-1].get("outcome") or {})
+    assert bank.pay.calls == []
