@@ -223,6 +223,16 @@ def _message(
     return message
 
 
+def _choice(message: Message, finish_reason: str | None = None) -> Choice:
+    """A `Choice` of a full message, set through its slots (half the cost of its `__init__`)."""
+    choice = _new(Choice)
+    choice.index = 0
+    choice.message = message
+    choice.delta = None
+    choice.finish_reason = finish_reason
+    return choice
+
+
 def _object_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 

@@ -227,10 +227,11 @@ class Attempts:
 
     __slots__ = ("_start", "_track", "_tracks", "decisions", "policy")
 
-    def __init__(self, policy: RetryPolicy) -> None:
+    def __init__(self, policy: RetryPolicy, start: float | None = None) -> None:
         self.policy = policy
         """The policy whose `stop` bounds this envelope (the agent's or the runner's)."""
-        self._start = time.monotonic() + _testing.slept  # _now(), inlined: every envelope pays it
+        # _now(), inlined: every envelope pays it; `start` when the envelope began before them
+        self._start = time.monotonic() + _testing.slept if start is None else start
         self._track: _Track | None = None
         self._tracks: dict[int, _Track] | None = None
         self.decisions: list[Decision] | None = None

@@ -19,7 +19,7 @@ from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, _current_invocation
 from adk.errors import ApprovalError, CallbackError, RunStopped, SessionBusyError, locate, where
-from adk.events import Choice, Event, Message, ObjectType, ToolDeclaration, _event, new_id
+from adk.events import Event, Message, ObjectType, ToolDeclaration, _choice, _event, new_id
 from adk.recovery import RetryPolicy
 from adk.sessions.base import Session, SessionService, busy
 from adk.sessions.memory import InMemorySessionService, immediate
@@ -137,6 +137,24 @@ class _StoreFailed(Exception):
     def __init__(self, error: Exception) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+async def _save(store: SessionService, session: Session, event: Event) -> None:
+    try:
+        await store.append_event(session, event)
+    except Exception as error:
+        raise _StoreFailed(error) from error
+
+
+def _saved_now(now: InMemorySessionService | None, session: Session, event: Event) -> bool:
+    """Store `event` at once if the store is in memory (`now`); False: `await _save(...)` it."""
+    if now is None:
+        return False
+    try:
+        now._append(session, event)
+    except Exception as error:
+        raise _StoreFailed(error) from error
+    return True
 
 
 class _Renewal:
@@ -360,22 +378,6 @@ class Runner:
                 else None
             )
 
-            async def save(event: Event) -> None:
-                try:
-                    await store.append_event(held, event)
-                except Exception as error:
-                    raise _StoreFailed(error) from error
-
-            def saved_now(event: Event) -> bool:
-                """Store `event` at once if the store is in memory; False: `await save(event)`."""
-                if now is None:
-                    return False
-                try:
-                    now._append(held, event)
-                except Exception as error:
-                    raise _StoreFailed(error) from error
-                return True
-
             try:
                 failure: Exception | None = None
                 location = ""
@@ -383,18 +385,18 @@ class Runner:
                     first = None
                     if inv_id not in RESUMING:
                         first = _event(inv_id, "user")
-                        first.choices = [Choice(message=message)]
+                        first.choices = [_choice(message)]
                         first.done = True
                         if state_delta:
                             first.actions.state_delta = state_delta
                     elif state_delta:  # answers resume a paused run: the caller's change goes first
                         change = Event.state_update(inv_id, "user", state_delta)
-                        if not saved_now(change):
-                            await save(change)
+                        if not _saved_now(now, held, change):
+                            await _save(store, held, change)
                         yield change
                     if first is not None and hooks is None:  # else the hooks yield it
-                        if not saved_now(first):
-                            await save(first)
+                        if not _saved_now(now, held, first):
+                            await _save(store, held, first)
                         yield first
 
                     started = agent or active_agent(self.agent, session)
@@ -427,8 +429,8 @@ class Runner:
                                     _carry_escalation(invocation, event)
                                 if state.has_delta:
                                     event.actions.state_delta.update(state.take_delta())
-                                if not saved_now(event):
-                                    await save(event)
+                                if not _saved_now(now, held, event):
+                                    await _save(store, held, event)
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
@@ -438,8 +440,8 @@ class Runner:
                     if failure is None:
                         if state.has_delta:
                             event = Event.state_update(inv_id, author, state.take_delta())
-                            if not saved_now(event):
-                                await save(event)
+                            if not _saved_now(now, held, event):
+                                await _save(store, held, event)
                             if invocation._observers:
                                 invocation._notify(event)
                             yield event
@@ -453,8 +455,8 @@ class Runner:
                         done.done = True
                         if hooks is not None:
                             done = await hooks.on_event(done)
-                        if not saved_now(done):
-                            await save(done)
+                        if not _saved_now(now, held, done):
+                            await _save(store, held, done)
                         if invocation._observers:
                             invocation._notify(done)
                         invocation._end(None)

@@ -35,7 +35,6 @@ from adk.errors import (
     where,
 )
 from adk.events import (
-    Choice,
     ErrorInfo,
     Event,
     LlmResponse,
@@ -43,10 +42,11 @@ from adk.events import (
     ObjectType,
     ToolCall,
     ToolDeclaration,
+    _choice,
     _event,
 )
-from adk.models.base import LlmRequest, Model
-from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
+from adk.models.base import LlmRequest, Model, _request
+from adk.recovery import Attempts, RetryPolicy, _now, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
@@ -223,17 +223,17 @@ class LlmAgent(BaseAgent):
                 return
             if self.toolsets:
                 await self._list_tools()
-            request = LlmRequest(
-                instruction=self.instruction,
-                messages=history[:known] + turn,
-                tools=[*self._declarations, *client] if client else self._declarations,
-                stream=invocation.stream,
-                response_format=self._output.response_format if self._output is not None else None,
+            request = _request(
+                self.instruction,
+                history[:known] + turn if turn else history[:known],
+                [*self._declarations, *client] if client else self._declarations,
+                invocation.stream,
+                self._output.response_format if self._output is not None else None,
             )
             response: Event | None = None
-            attempts = policy.attempts()
             envelope = None
             if bare:
+                started = _now()  # the envelope's Attempts are made only if the attempt fails
                 streamed = False
                 try:
                     complete: LlmResponse | None = None
@@ -251,14 +251,15 @@ class LlmAgent(BaseAgent):
                             await aclose()
                     complete = self._checked(self.model, complete)
                 except Exception as error:
+                    attempts = Attempts(policy, started)
                     envelope = self._call_model(ctx, request, recovery, attempts, (error, streamed))
                 else:
-                    response = self._response(ctx, complete, attempts)
+                    response = self._response(ctx, complete, None)
                     if self._output is not None and not response.tool_calls:
                         self._output.settle(ctx, response)  # before it goes: it carries the output_key
                     yield response
             else:
-                envelope = self._call_model(ctx, request, recovery, attempts)
+                envelope = self._call_model(ctx, request, recovery, policy.attempts())
             if envelope is not None:
                 try:
                     async for event in envelope:
@@ -395,14 +396,14 @@ class LlmAgent(BaseAgent):
         partial.branch = ctx.branch
         return partial
 
-    def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts) -> Event:
-        """The event of an envelope's final response, with the decisions that shaped it."""
+    def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts | None) -> Event:
+        """The event of an envelope's final response, with the decisions that shaped it (none
+        without `attempts`: a first attempt that succeeded outside an envelope)."""
         event = Event.from_response(ctx.invocation_id, self.name, response)
         event.branch = ctx.branch
         event.is_partial = False
-        decisions = attempts.decisions
-        if decisions is not None:  # set only when there are some: validating even none costs
-            event.decisions = tuple(decisions)
+        if attempts is not None and attempts.decisions is not None:  # set only when there are some
+            event.decisions = tuple(attempts.decisions)
         return event
 
     def _attempt_failed(
@@ -497,7 +498,7 @@ class LlmAgent(BaseAgent):
         finally:
             _current_tool_call_id.reset(token)
         event = _event(ctx.invocation_id, self.name, ObjectType.TOOL_RESPONSE, ctx.branch)
-        event.choices = [Choice(message=Message.tool(content, tool_call_id=call.id, name=name))]
+        event.choices = [_choice(Message.tool(content, tool_call_id=call.id, name=name))]
         event.error = info
         decisions = attempts.decisions
         if decisions is not None:

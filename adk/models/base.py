@@ -28,6 +28,31 @@ class LlmRequest(Data):
     response_format: dict[str, Any] | None = None
 
 
+def _request(
+    instruction: str,
+    messages: list[Message],
+    tools: list[ToolDeclaration],
+    stream: bool,
+    response_format: dict[str, Any] | None,
+) -> LlmRequest:
+    """An `LlmRequest` of the framework's, set through its slots: its `__init__`, given keywords
+    and calling a factory per default, costs three times as much (every model call makes one)."""
+    request = _new(LlmRequest)
+    request.model = ""
+    request.instruction = instruction
+    request.messages = messages
+    request.tools = tools
+    request.stream = stream
+    request.temperature = None
+    request.max_tokens = None
+    request.tool_choice = None
+    request.response_format = response_format
+    return request
+
+
+_new = object.__new__
+
+
 @runtime_checkable
 class Model(Protocol):
     """A model: `generate` yields, for a streamed request, partial chunks then the full response.

@@ -100,7 +100,7 @@ class Session:
         """
         kept = self.histories.get(branch)
         if kept is None:
-            kept = self.histories[branch] = History()
+            kept = self.histories[branch] = History._empty()
         return kept.update(self.events, branch)
 
 
@@ -115,6 +115,16 @@ class History:
     """The last event read: if it is no longer there, the events were replaced and are read again."""
     unanswered: dict[str, str] = field(default_factory=dict)
     """Tool calls (id -> tool name) of the last assistant message that have no result yet."""
+
+    @classmethod
+    def _empty(cls) -> History:
+        """A history with nothing read, set through its slots (every new session makes one)."""
+        history = _new(History)
+        history.messages = []
+        history.read = 0
+        history.last = None
+        history.unanswered = {}
+        return history
 
     def update(self, events: list[Event], branch: str) -> list[Message]:
         read = self.read
