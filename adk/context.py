@@ -184,7 +184,10 @@ class Invocation:
         """The runner's retry policy; an agent's own policy takes precedence."""
         self._outer = runner_callbacks
         self._run_callbacks = run_callbacks
-        self._hooks: dict[int, Callbacks] | None = {} if runner_callbacks or run_callbacks else None
+        hooked = (runner_callbacks is not None and runner_callbacks.objects) or (
+            run_callbacks is not None and run_callbacks.objects
+        )  # not bool(callbacks): a Python call each, and every run makes an invocation
+        self._hooks: dict[int, Callbacks] | None = {} if hooked else None
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
