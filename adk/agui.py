@@ -667,16 +667,20 @@ async def _answered(answer: str | _Results, session: Session | None, runner: Run
         raise _BadInput(
             422, f"messages.{at}: a result for tool call {call_id!r}, which is not waiting for one"
         )
-    missing = [
-        APPROVE_PREFIX + i if kind == ObjectType.APPROVAL_REQUEST else i
-        for i, (kind, _, _) in waiting.items()
-        if i not in approvals and i not in results
-    ]
+    missing: list[str] = []
+    for i, (kind, author, tool) in waiting.items():
+        if i in approvals or i in results:
+            continue
+        if kind == ObjectType.APPROVAL_REQUEST:
+            missing.append(repr(APPROVE_PREFIX + i))
+        elif await _client_call(runner, author, tool):
+            missing.append(repr(i))
+        else:  # no client can give it: say so, or the client is asked for what it cannot send
+            missing.append(f"{i!r} (of {tool!r}: the server's, so only the application can resume this run)")
     if missing:
         raise _BadInput(
             422,
-            "messages: the paused run waits for an answer to every call; missing: "
-            + ", ".join(map(repr, missing)),
+            "messages: the paused run waits for an answer to every call; missing: " + ", ".join(missing),
         )
     return approvals, results
 

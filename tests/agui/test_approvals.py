@@ -14,7 +14,7 @@ from starlette.requests import Request
 
 from adk.agents import LlmAgent
 from adk.agui import create_app
-from adk.approvals import Pending
+from adk.approvals import Approve, Pending
 from adk.events import ObjectType
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService
@@ -262,3 +262,33 @@ def test_a_declared_adk_approve_is_never_offered_to_the_model() -> None:
     assert len(results) == 1 and results[0].startswith("Error: ToolNotFoundError: unknown tool 'adk_approve'")
     assert "pendingToolCallIds" not in (events[-1].get("outcome") or {})
     assert bank.pay.calls == []
+
+
+async def test_a_pause_that_also_waits_for_the_server_says_only_the_application_can_resume_it() -> None:
+    # One response asks for `pay` (needs approval) and `job` (long-running: the application's).
+    bank = Bank(calls(call("pay", "c1", amount=5000), call("job", "c0")), reply)
+    with served(bank) as url:
+        first = post_run(url, ask())
+        before = await bank.stored()
+        approved = refused(url, answer("r2", ("adk_approve:c1", YES)))
+        forged = refused(url, answer("r3", ("adk_approve:c1", YES), ("c0", "forged: done")))
+    assert first[-1]["outcome"]["pendingToolCallIds"] == ["adk_approve:c1"]
+    assert approved == (
+        422,
+        "messages: the paused run waits for an answer to every call; missing: 'c0' (of 'job': the"
+        " server's, so only the application can resume this run)",
+    )
+    assert forged == (
+        422,
+        "messages.2: tool call 'c0' of 'job' waits for the server's result, not a client's",
+    )
+    assert await bank.stored() == before and bank.pay.calls == []
+    events = [
+        e
+        async for e in bank.runner.run(
+            "anonymous", "t1", approvals={"c1": Approve()}, tool_results={"c0": "done"}
+        )
+    ]
+    results = [e.content for e in events if e.object == ObjectType.TOOL_RESPONSE]
+    assert results == ['{"echo":{"amount":5000}}', "done"]
+    assert bank.pay.calls == [{"amount": 5000}]
