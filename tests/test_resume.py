@@ -294,3 +294,85 @@ async def test_a_loop_whose_until_held_where_it_was_cut_does_not_run_again(store
     assert [summary(e) for e in events] == [("done", "loop")]
     writer.assert_done()
     critic.assert_done()
+
+
+def loop_over_a_pair(writer: ScriptedModel, a: ScriptedModel, b: ScriptedModel, **kw: Any) -> LoopAgent:
+    """A loop whose last sub-agent is a `ParallelAgent`: its children answer on branches of their own."""
+    pair = ParallelAgent(
+        "pair",
+        sub_agents=[LlmAgent("a", model=a), LlmAgent("b", model=b, tools=[Tool("t", idempotent=True)])],
+    )
+    return LoopAgent("loop", sub_agents=[LlmAgent("writer", model=writer), pair], **kw)
+
+
+def rounds(first: int, last: int) -> list[tuple[Any, ...]]:
+    return [
+        step
+        for i in range(first, last + 1)
+        for step in [
+            (("model", "writer", f"w{i}"), ""),
+            (("model", "a", f"a{i}"), "pair.a"),
+            (("model", "b", f"b{i}"), "pair.b"),
+        ]
+    ]
+
+
+@pytest.mark.parametrize("cut", ["b's tool call", "the writer's answer", "the iteration's end"])
+async def test_a_loop_over_a_parallel_agent_goes_on_in_its_iteration_and_keeps_its_bound(
+    store: SessionService, cut: str
+) -> None:
+    # Three iterations; the second is cut short where `cut` says. (The pair's children answer in
+    # order, each at once: a before b.)
+    writer = ScriptedModel(["w1", "w2", "w3"])
+    a = ScriptedModel(["a1", "a2", "a3"])
+    # b asks for a tool in the second iteration; the dropped run's task may get one call further.
+    b = ScriptedModel(
+        ["b1", calls(call("t", "k")), "b2", "b2", "b3"] if cut == "b's tool call" else ["b1", "b2", "b3"]
+    )
+    runner = Runner(loop_over_a_pair(writer, a, b, max_iterations=3), session_service=store)
+    stop = {
+        "b's tool call": lambda e: bool(e.tool_calls),
+        "the writer's answer": lambda e: e.content == "w2",
+        "the iteration's end": lambda e: e.content == "b2",
+    }[cut]
+    await cut_short(runner, stop)
+
+    events = await resumed(runner)
+
+    left = {
+        "b's tool call": [
+            (("tool", "b", "t", "k", '{"echo":{}}'), "pair.b"),
+            (("model", "b", "b2"), "pair.b"),
+        ],
+        "the writer's answer": [(("model", "a", "a2"), "pair.a"), (("model", "b", "b2"), "pair.b")],
+        "the iteration's end": [],
+    }[cut]
+    assert [(summary(e), e.branch) for e in events] == [*left, *rounds(3, 3), (("done", "loop"), "")]
+    writer.assert_done()
+    a.assert_done()
+
+
+async def test_a_loop_over_a_parallel_agent_that_had_ended_does_not_run_again(store: SessionService) -> None:
+    # The loop ends after one of its two iterations (`until` held on b's answer); the agent after
+    # it is cut short in a tool call.
+    after = ScriptedModel([calls(call("t", "k")), "summed up"])
+    loop = loop_over_a_pair(
+        ScriptedModel(["w1"]),
+        ScriptedModel(["a1"]),
+        ScriptedModel(["b1: enough"]),
+        max_iterations=2,
+        until=mentioned("enough"),
+    )
+    flow = SequentialAgent(
+        "flow", sub_agents=[loop, LlmAgent("summary", model=after, tools=[Tool("t", idempotent=True)])]
+    )
+    runner = Runner(flow, session_service=store)
+    await cut_short(runner, lambda e: e.author == "summary" and bool(e.tool_calls))
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [
+        ("tool", "summary", "t", "k", '{"echo":{}}'),
+        ("model", "summary", "summed up"),
+        ("done", "flow"),
+    ]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
 
 if TYPE_CHECKING:
+    from adk.agents.base import BaseAgent
     from adk.agents.conditions import Condition
     from adk.approvals import Answer
     from adk.context import AgentContext
@@ -71,39 +72,68 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     one if the invocation stopped right at the end of one (its sub-agents all pass over it again,
     doing nothing): the resumed loop goes on from there with the rest of its `max_iterations`.
 
-    An iteration ends with a final answer of the loop's last sub-agent (its last leaf, for a
-    workflow) on the loop's branch. A loop that had not started, or that starts after the agent
-    that picked up on its branch, runs from its first iteration. None: it had ended (its
-    sub-agents had escalated, or `until` held at the end of the iteration it stopped at).
+    An iteration ends when the loop's last sub-agent finishes (`_finished`). In an iteration cut
+    short, the branches below the loop that had no event in it yet are marked picked up: their
+    agents (a `ParallelAgent`'s children, each on its own branch) run as usual, rather than being
+    taken for ones that had finished it. A loop that had not started, or that starts after the
+    agent that picked up on its branch, runs from its first iteration. None: it had ended (its
+    sub-agents had escalated, an agent after it had run, or `until` held at the end of the
+    iteration it stopped at).
     """
-    if ctx.branch in RESUMING[ctx.invocation_id]:
+    handled = RESUMING[ctx.invocation_id]
+    if ctx.branch in handled:
         return 0
     loop = ctx.agent
-    last = loop
-    while last.sub_agents:
-        last = last.sub_agents[-1]
-    mine = [
+    below = ctx.branch + "."
+    events = [
         e
         for e in ctx.invocation.session.events
-        if e.invocation_id == ctx.invocation_id and e.branch == ctx.branch and not e.is_partial
+        if e.invocation_id == ctx.invocation_id
+        and not e.is_partial
+        and (not ctx.branch or e.branch == ctx.branch or e.branch.startswith(below))
     ]
-    if any(e.actions.escalate and loop.find_agent(e.author) is not None for e in mine):
+    inside = [loop.find_agent(e.author) is not None for e in events]
+    if any(e.actions.escalate and inside[i] for i, e in enumerate(events)):
         return None
-    ends = [
+    first = next((i for i, mine in enumerate(inside) if mine), None)
+    if first is None:
+        return 0
+    last = loop.sub_agents[-1]
+    ends = _finished(last, ctx.branch, events)
+    start = ends[-1] + 1 if ends else first
+    if any(not inside[i] and events[i].author != "user" for i in range(start, len(events))):
+        return None  # an agent after the loop ran: the loop had ended
+    if ends and ends[-1] == len(events) - 1:  # stopped right at an iteration's end
+        begun = ends[-2] + 1 if len(ends) > 1 else first
+        step = [e for e in events[begun:] if last.find_agent(e.author) is not None]
+        return None if until is not None and until(ctx.state, step) else len(ends) - 1
+    handled.update({e.branch for e in events[:start]} - {e.branch for e in events[start:]})
+    return len(ends)
+
+
+def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
+    """The positions in `events` at which `agent`, on `branch`, finished a run, in order.
+
+    An `LlmAgent` finishes with its final answer; a workflow with its last sub-agent; a
+    `ParallelAgent` once all of its children have (each on its own branch).
+    """
+    from adk.agents.workflow import ParallelAgent, parallel_branch
+
+    if isinstance(agent, ParallelAgent):
+        runs = [_finished(c, parallel_branch(branch, agent.name, c.name), events) for c in agent.sub_agents]
+        return [max(run) for run in zip(*runs, strict=False)]  # the runs every child finished
+    if agent.sub_agents:
+        return _finished(agent.sub_agents[-1], branch, events)
+    return [
         i
-        for i, e in enumerate(mine)
-        if e.author == last.name
+        for i, e in enumerate(events)
+        if e.branch == branch
+        and e.author == agent.name
         and e.object == ObjectType.CHAT_COMPLETION
         and (message := e.message) is not None
         and message.role == "assistant"
         and not message.tool_calls
     ]
-    if not ends or ends[-1] != len(mine) - 1:
-        return len(ends)
-    # Stopped right at an iteration's end: had `until` ended the loop there?
-    start = ends[-2] + 1 if len(ends) > 1 else 0
-    step = [e for e in mine[start:] if e.author == last.name]
-    return None if until is not None and until(ctx.state, step) else len(ends) - 1
 
 
 async def finish_calls(

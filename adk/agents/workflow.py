@@ -34,6 +34,11 @@ class SequentialAgent(BaseAgent):
                 yield event
 
 
+def parallel_branch(branch: str, parallel: str, child: str) -> str:
+    """The branch on which the `ParallelAgent` named `parallel`, on `branch`, runs its `child`."""
+    return f"{branch}.{parallel}.{child}" if branch else f"{parallel}.{child}"
+
+
 class ParallelAgent(BaseAgent):
     """Runs its sub-agents concurrently, each on its own branch (`<branch>.<this name>.<child name>`).
 
@@ -45,7 +50,7 @@ class ParallelAgent(BaseAgent):
         queue: asyncio.Queue[Event | Exception | None] = asyncio.Queue()
 
         async def pump(agent: BaseAgent) -> None:
-            branch = f"{ctx.branch}.{self.name}.{agent.name}" if ctx.branch else f"{self.name}.{agent.name}"
+            branch = parallel_branch(ctx.branch, self.name, agent.name)
             try:
                 async for event in _relay(agent, ctx, branch):
                     await queue.put(event)
