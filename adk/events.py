@@ -447,8 +447,9 @@ class Event(LlmResponse):
         either will be changed.
         """
         if cls is Event:
-            event = _event(invocation_id, author, response.object)
+            event = _new(Event)
             event.id = response.id
+            event.object = response.object
             event.created = response.created
             event.model = response.model
             event.choices = response.choices
@@ -456,6 +457,7 @@ class Event(LlmResponse):
             event.error = response.error
             event.done = response.done
             event.is_partial = response.is_partial
+            _own(event, invocation_id, author, "")
         else:
             event = cls(
                 invocation_id=invocation_id,
@@ -496,17 +498,24 @@ def _event(
     """A new `Event` of the framework's, its defaults set through its slots: the dataclass's
     `__init__`, given keywords and calling a factory per default, costs twice as much."""
     event = _new(Event)
+    _own(event, invocation_id, author, branch)
     event.id = new_id()
     event.object = object
-    event.created = event.timestamp = time.time()
+    event.created = event.timestamp
     event.model = ""
     event.choices = []
     event.usage = None
     event.error = None
     event.done = False
     event.is_partial = False
+    return event
+
+
+def _own(event: Event, invocation_id: str, author: str, branch: str) -> None:
+    """Set an event's own fields (beyond its response's) through their slots, to their defaults."""
     event.invocation_id = invocation_id
     event.author = author
+    event.timestamp = time.time()
     event.branch = branch
     actions = event.actions = _new(EventActions)
     actions.state_delta = {}
@@ -514,4 +523,3 @@ def _event(
     actions.escalate = False
     event.long_running_tool_ids = []
     event.decisions = ()
-    return event
