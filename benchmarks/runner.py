@@ -27,6 +27,7 @@ from adk import (
     AgentContext,
     BaseTool,
     Cont,
+    Event,
     LlmAgent,
     LlmRequest,
     LlmResponse,
@@ -188,6 +189,46 @@ async def floor_turn_us(n: int, tool: bool) -> float:
     start = time.process_time()
     for i in range(n):
         await turn(str(i))
+    return (time.process_time() - start) / n * 1e6
+
+
+async def skeleton_turn_us(n: int) -> float:
+    """CPU µs per S1 turn of a runner's skeleton: the same three async generators (the run's, the
+    agent body's, the model's stream), events, session and request, made as adk makes them, and
+    nothing the runner guarantees (leases, checks, invocation, context variable, hooks).
+
+    What S1 costs beyond it is the price of those guarantees (docs/performance.md)."""
+    from adk.events import _choice, _event
+    from adk.models.base import _request
+    from adk.sessions.base import Session
+
+    model = InstantModel(use_tool=False)
+    sessions: dict[str, Session] = {}
+
+    async def body(invocation_id: str, history: list[Message]) -> AsyncIterator[Event]:
+        complete = TEXT
+        async for chunk in model.generate(_request("", history[:], [], False, None)):
+            complete = chunk
+        yield Event.from_response(invocation_id, "bench", complete)
+
+    async def run(session_id: str) -> AsyncIterator[Event]:
+        message = Message.user("hi")
+        session = sessions[session_id] = Session._empty(session_id, "u")
+        first = _event("i", "user")
+        first.choices = [_choice(message)]
+        session.events.append(first)
+        yield first
+        async for event in body("i", [message]):
+            session.events.append(event)
+            yield event
+        done = _event("i", "bench", "runner.completion")
+        session.events.append(done)
+        yield done
+
+    start = time.process_time()
+    for i in range(n):
+        async for _ in run(str(i)):
+            pass
     return (time.process_time() - start) / n * 1e6
 
 
@@ -353,9 +394,11 @@ def main() -> None:
     one_more = (s3 - measure("S3.1")) / (hook_calls * 2 / 3)
     f1 = min(asyncio.run(floor_turn_us(n, False)) for _ in range(rounds))
     f2 = min(asyncio.run(floor_turn_us(n, True)) for _ in range(rounds))
+    skeleton = statistics.median(asyncio.run(skeleton_turn_us(n)) for _ in range(rounds))
     print(
         f"S1 one text turn:            {s1:8.1f} µs/invocation (target ≤ 15), floor {f1:.1f}: {s1 / f1:.0f}x"
     )
+    print(f"   a runner's skeleton:      {skeleton:8.1f} µs (the same generators and events, no guarantees)")
     print(
         f"S2 model → tool → model:     {s2:8.1f} µs/invocation (target ≤ 40), floor {f2:.1f}: {s2 / f2:.0f}x"
     )
