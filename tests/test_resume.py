@@ -211,6 +211,21 @@ async def test_a_loop_cut_short_between_iterations_runs_only_those_left(
     critic.assert_done()
 
 
+def then_summary(loop: LoopAgent, store: SessionService) -> Runner:
+    """A runner of `loop`, then an agent `summary` that calls a tool (`t`, call `k`) and sums up."""
+    after = ScriptedModel([calls(call("t", "k")), "summed up"])
+    summary_agent = LlmAgent("summary", model=after, tools=[Tool("t", idempotent=True)])
+    return Runner(SequentialAgent("flow", sub_agents=[loop, summary_agent]), session_service=store)
+
+
+SUMMED_UP = [
+    ("tool", "summary", "t", "k", '{"echo":{}}'),
+    ("model", "summary", "summed up"),
+    ("done", "flow"),
+]
+"""What resuming `then_summary` gives once the summary's tool call was cut short."""
+
+
 @pytest.mark.parametrize("cut", ["after the loop", "at its end"])
 async def test_a_loop_that_escalated_before_the_cut_does_not_run_again(
     store: SessionService, cut: str
@@ -221,7 +236,6 @@ async def test_a_loop_that_escalated_before_the_cut_does_not_run_again(
 
     writer = ScriptedModel(["w1", "w2"])
     critic = ScriptedModel(["c1", calls(call("finish", "f")), "c2"])
-    after = ScriptedModel([calls(call("t", "k")), "summed up"])
     loop = LoopAgent(
         "loop",
         sub_agents=[
@@ -230,10 +244,7 @@ async def test_a_loop_that_escalated_before_the_cut_does_not_run_again(
         ],
         max_iterations=4,
     )
-    flow = SequentialAgent(
-        "flow", sub_agents=[loop, LlmAgent("summary", model=after, tools=[Tool("t", idempotent=True)])]
-    )
-    runner = Runner(flow, session_service=store)
+    runner = then_summary(loop, store)
     if cut == "at its end":  # the escalating critic's answer is the last event stored
         await cut_short(runner, lambda e: e.content == "c2")
     else:
@@ -243,9 +254,7 @@ async def test_a_loop_that_escalated_before_the_cut_does_not_run_again(
 
     assert [summary(e) for e in events] == [
         *([("model", "summary", "", [("t", "{}")])] if cut == "at its end" else []),
-        ("tool", "summary", "t", "k", '{"echo":{}}'),
-        ("model", "summary", "summed up"),
-        ("done", "flow"),
+        *SUMMED_UP,
     ]
     writer.assert_done()
     critic.assert_done()
@@ -355,7 +364,6 @@ async def test_a_loop_over_a_parallel_agent_goes_on_in_its_iteration_and_keeps_i
 async def test_a_loop_over_a_parallel_agent_that_had_ended_does_not_run_again(store: SessionService) -> None:
     # The loop ends after one of its two iterations (`until` held on b's answer); the agent after
     # it is cut short in a tool call.
-    after = ScriptedModel([calls(call("t", "k")), "summed up"])
     loop = loop_over_a_pair(
         ScriptedModel(["w1"]),
         ScriptedModel(["a1"]),
@@ -363,16 +371,9 @@ async def test_a_loop_over_a_parallel_agent_that_had_ended_does_not_run_again(st
         max_iterations=2,
         until=mentioned("enough"),
     )
-    flow = SequentialAgent(
-        "flow", sub_agents=[loop, LlmAgent("summary", model=after, tools=[Tool("t", idempotent=True)])]
-    )
-    runner = Runner(flow, session_service=store)
+    runner = then_summary(loop, store)
     await cut_short(runner, lambda e: e.author == "summary" and bool(e.tool_calls))
 
     events = await resumed(runner)
 
-    assert [summary(e) for e in events] == [
-        ("tool", "summary", "t", "k", '{"echo":{}}'),
-        ("model", "summary", "summed up"),
-        ("done", "flow"),
-    ]
+    assert [summary(e) for e in events] == SUMMED_UP
