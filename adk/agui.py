@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Deferred
-from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks
+from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks, short_repr
 from adk.errors import CallbackError, SessionBusyError
 from adk.events import ErrorInfo, Event, ObjectType, ToolCall, new_id
 
 if TYPE_CHECKING:
-    from ag_ui.core import BaseEvent, RunAgentInput
+    from ag_ui.core import BaseEvent, Interrupt, ResumeEntry, RunAgentInput, RunFinishedOutcome
     from ag_ui.core import Message as AguiMessage
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from adk.sessions.base import Session
 
 __all__ = [
-    "APPROVE_TOOL",
+    "APPROVAL_SCHEMA",
     "MAX_BODY",
     "RECONNECT_WAIT",
     "AfterTranslate",
@@ -147,7 +147,10 @@ class AguiTranslator:
     - `tool.response`: TOOL_CALL_RESULT;
     - `attempt.discarded`: what the attempt streamed is ended and a MESSAGES_SNAPSHOT without it
       is sent, so the client drops it; the retry streams into fresh messages;
-    - `error`: RUN_ERROR; `runner.completion`: END for anything open, then RUN_FINISHED, whose
+    - `tool.approval_request`: per call waiting for approval, an AG-UI interrupt (its id the
+      call's, `reason` "approval", `message` why, `metadata` the tool and arguments);
+    - `error`: RUN_ERROR; `runner.completion` or `runner.paused`: END for anything open, then
+      RUN_FINISHED: with the interrupt outcome if calls wait for approval, else a success whose
       outcome names the client tool calls left waiting (`pendingToolCallIds`), if any;
     - `actions.state_delta` on any event but the user's own (the client sent it): STATE_DELTA
       (JSON Patch `add` / `remove` per key);
@@ -172,6 +175,7 @@ class AguiTranslator:
         "_continue_on_response",
         "_details",
         "_done",
+        "_interrupts",
         "_keys",
         "_messages",
         "_open",
@@ -201,6 +205,7 @@ class AguiTranslator:
         self._open: dict[str, _Streaming] = {}
         self._keys: set[str] = set()
         self._waiting: list[str] = []
+        self._interrupts: list[Interrupt] = []
         tools = ctx.input.tools if ctx.input is not None else None
         self._client = frozenset(t.name for t in tools or ())
         """The client's own tools: their calls that wait are the client's to answer."""
@@ -260,7 +265,7 @@ class AguiTranslator:
                     i for i in event.long_running_tool_ids if self._calls.get(i) in self._client
                 )
             case ObjectType.APPROVAL_REQUEST:
-                self._approval_requests(event, out)
+                self._approval_requests(event)
         if event.author != "user":
             self._state_delta(event, out)  # after the event's own translation, before the run's end
         if event.object == ObjectType.ERROR:
@@ -415,32 +420,23 @@ class AguiTranslator:
             ToolMessage(id=message_id, content=message.content, tool_call_id=message.tool_call_id)
         )
 
-    def _approval_requests(self, event: Event, out: list[BaseEvent]) -> None:
-        """Per call waiting for approval, a call of the client's `adk_approve` tool asking for it."""
-        import json
-
-        from ag_ui.core import (
-            AssistantMessage,
-            FunctionCall,
-            ToolCall,
-            ToolCallArgsEvent,
-            ToolCallEndEvent,
-            ToolCallStartEvent,
-        )
+    def _approval_requests(self, event: Event) -> None:
+        """Per call waiting for approval, an interrupt for RUN_FINISHED to carry (AG-UI 1.0)."""
+        from ag_ui.core import Interrupt
 
         waiting = set(event.long_running_tool_ids)
         for d in event.decisions:
-            if type(d) is not Deferred or d.call_id not in waiting:
-                continue
-            call_id = APPROVE_PREFIX + d.call_id
-            asked = {"tool": d.target.removeprefix("tool:"), "arguments": d.arguments, "reason": d.reason}
-            arguments = json.dumps(asked, ensure_ascii=False)
-            out.append(ToolCallStartEvent(tool_call_id=call_id, tool_call_name=APPROVE_TOOL))
-            out.append(ToolCallArgsEvent(tool_call_id=call_id, delta=arguments))
-            out.append(ToolCallEndEvent(tool_call_id=call_id))
-            call = ToolCall(id=call_id, function=FunctionCall(name=APPROVE_TOOL, arguments=arguments))
-            self._messages.append(AssistantMessage(id=call_id, tool_calls=[call]))
-            self._waiting.append(call_id)
+            if type(d) is Deferred and d.call_id in waiting:
+                self._interrupts.append(
+                    Interrupt(
+                        id=d.call_id,
+                        reason="approval",
+                        message=d.reason,
+                        tool_call_id=d.call_id,
+                        response_schema=APPROVAL_SCHEMA,
+                        metadata={"tool": d.target.removeprefix("tool:"), "arguments": d.arguments},
+                    )
+                )
 
     def _discard(self, event: Event, out: list[BaseEvent]) -> None:
         from ag_ui.core import MessagesSnapshotEvent
@@ -472,7 +468,7 @@ class AguiTranslator:
 
     def _end(self, out: list[BaseEvent], error: ErrorInfo | None) -> None:
         """RUN_ERROR for `error`; else END for everything open, then RUN_FINISHED."""
-        from ag_ui.core import RunFinishedEvent, RunFinishedSuccessOutcome
+        from ag_ui.core import RunFinishedEvent, RunFinishedInterruptOutcome, RunFinishedSuccessOutcome
 
         self._done = True
         if error is not None:
@@ -481,16 +477,23 @@ class AguiTranslator:
         for streaming in self._open.values():
             _end_streamed(streaming, out)
         self._open.clear()
-        outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._waiting) if self._waiting else None
+        outcome: RunFinishedOutcome | None = None
+        if self._interrupts:  # stopped to ask: never a success (AG-UI 1.0)
+            outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
+        elif self._waiting:
+            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self._waiting)
         out.append(RunFinishedEvent(thread_id=self.ctx.thread_id, run_id=self.ctx.run_id, outcome=outcome))
 
 
 _RUN_ENDS = frozenset({ObjectType.RUNNER_COMPLETION, ObjectType.RUNNER_PAUSED})
 
-APPROVE_TOOL = "adk_approve"
-"""The client tool that asks a person to approve a waiting call (docs/agui.md)."""
-APPROVE_PREFIX = APPROVE_TOOL + ":"
-"""`adk_approve:<call id>`: the id of the `adk_approve` call asking about the call `<call id>`."""
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["approved"],
+    "additionalProperties": False,
+}
+"""The `responseSchema` of an approval interrupt: the payload a resume entry answers it with."""
 
 
 def _call_start(call: ToolCall, parent: str | None) -> BaseEvent:
@@ -615,7 +618,7 @@ def _parse(body: bytes) -> tuple[RunAgentInput, str | _Results]:
         content = f"Error: {tool.error}" if tool.error else _text(tool.content, f"messages.{i}")
         results.insert(0, (i, tool.tool_call_id, content))
         i -= 1
-    if results:
+    if results or run.resume:  # resume entries answer interrupts: no user message to answer
         return run, results
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].role == "user":
@@ -627,33 +630,39 @@ _Answers: TypeAlias = "tuple[dict[str, Answer], dict[str, str]]"
 """What a request answers a paused run with: approvals, and results of the client's own tools."""
 
 
-async def _answered(answer: str | _Results, session: Session | None, runner: Runner) -> str | _Answers:
-    """What the run answers: the user's text, or the answers to the calls the thread waits for
-    (the client sends its whole history: results of calls not waiting are in it already).
+async def _answered(
+    answer: str | _Results, resume: Sequence[ResumeEntry], session: Session | None, runner: Runner
+) -> str | _Answers:
+    """What the run answers: the user's text, or the answers to the calls the thread waits for:
+    resume entries for its interrupts (calls waiting for approval), results for the calls of the
+    client's own tools (the client sends its whole history: results of calls not waiting are in
+    it already).
 
-    Only the client's own calls are the client's to answer: a call waiting for approval through
-    its `adk_approve:<call id>` call, a call of a tool the client declared with its result. A
-    result for a call of the agent's own tools (one waiting for the application) is refused.
+    A result for a call of the agent's own tools (one waiting for the application) is refused,
+    and so is an answer to a call that waits for no such answer.
     """
     if isinstance(answer, str):
         return answer
     waiting = _waiting_calls(session)
     approvals: dict[str, Answer] = {}
     results: dict[str, str] = {}
+    for at, entry in enumerate(resume):
+        where, call_id = f"resume.{at}", entry.interrupt_id
+        if waiting.get(call_id, ("",))[0] != ObjectType.APPROVAL_REQUEST:
+            raise _BadInput(422, f"{where}: {call_id!r} is no interrupt open on this thread")
+        if call_id in approvals:
+            raise _BadInput(422, f"{where}: a second answer to interrupt {call_id!r}")
+        approvals[call_id] = _approval(entry, f"{where}.payload")
     for at, call_id, content in answer:
         where = f"messages.{at}"
-        if call_id.startswith(APPROVE_PREFIX):
-            asked = call_id.removeprefix(APPROVE_PREFIX)
-            if asked not in waiting or waiting[asked][0] != ObjectType.APPROVAL_REQUEST:
-                raise _BadInput(422, f"{where}: {call_id!r} answers no call waiting for approval")
-            approvals[asked] = _approval(content, f"{where}: the answer to {call_id!r}")
-        elif call_id in waiting:
+        if call_id in waiting:
             kind, author, tool = waiting[call_id]
             if kind == ObjectType.APPROVAL_REQUEST:
                 raise _BadInput(
                     422,
-                    f"{where}: tool call {call_id!r} waits for approval: answer {APPROVE_PREFIX}{call_id}"
-                    ' with {"approved": true} or {"approved": false, "reason": "..."}',
+                    f"{where}: tool call {call_id!r} waits for approval: answer its interrupt with a"
+                    f' resume entry {{"interruptId": "{call_id}", "status": "resolved", "payload":'
+                    ' {"approved": true}}',
                 )
             if not await _client_call(runner, author, tool):
                 raise _BadInput(
@@ -672,7 +681,7 @@ async def _answered(answer: str | _Results, session: Session | None, runner: Run
         if i in approvals or i in results:
             continue
         if kind == ObjectType.APPROVAL_REQUEST:
-            missing.append(repr(APPROVE_PREFIX + i))
+            missing.append(f"interrupt {i!r}")
         elif await _client_call(runner, author, tool):
             missing.append(repr(i))
         else:  # no client can give it: say so, or the client is asked for what it cannot send
@@ -680,7 +689,7 @@ async def _answered(answer: str | _Results, session: Session | None, runner: Run
     if missing:
         raise _BadInput(
             422,
-            "messages: the paused run waits for an answer to every call; missing: " + ", ".join(missing),
+            "the paused run waits for an answer to every call; missing: " + ", ".join(missing),
         )
     return approvals, results
 
@@ -713,16 +722,14 @@ async def _client_call(runner: Runner, author: str, tool: str) -> bool:
     return tool not in agent.tools
 
 
-def _approval(content: str, where: str) -> Answer:
-    """A person's answer to an `adk_approve` call (docs/agui.md): approved, or rejected with a reason."""
-    import json
-
+def _approval(entry: ResumeEntry, where: str) -> Answer:
+    """A person's answer to an approval interrupt: approved, or rejected with a reason; an
+    abandoned interrupt (status `cancelled`) is a rejection, so the call never runs."""
     from adk.approvals import Approve, Reject
 
-    try:
-        data = json.loads(content)
-    except ValueError:
-        data = None
+    if entry.status == "cancelled":
+        return Reject("cancelled")
+    data = entry.payload
     if isinstance(data, dict) and set(data) <= {"approved", "reason"} and type(data.get("approved")) is bool:
         reason = data.get("reason", "")
         if isinstance(reason, str):
@@ -730,24 +737,18 @@ def _approval(content: str, where: str) -> Answer:
     raise _BadInput(
         422,
         f'{where} must be {{"approved": true}} or {{"approved": false, "reason": "..."}},'
-        f" not {content[:100]!r}",
+        f" not {short_repr(data)}",
     )
 
 
 def _client_tools(run: RunAgentInput) -> tuple[ToolDeclaration, ...]:
-    """The tools the client offers, as declarations for the model.
-
-    `adk_approve` is the server's own (a front end may declare it to render approvals): the model
-    is never offered it, so no call of the model's can pass for an approval.
-    """
+    """The tools the client offers, as declarations for the model."""
     from adk.events import ToolDeclaration
 
     tools: dict[str, ToolDeclaration] = {}
     for i, tool in enumerate(run.tools or ()):
         if tool.name in tools:
             raise _BadInput(422, f"tools.{i}: a second tool named {tool.name!r}")
-        if tool.name == APPROVE_TOOL:
-            continue
         parameters = {"type": "object", "properties": {}} if tool.parameters is None else tool.parameters
         if not isinstance(parameters, dict):
             raise _BadInput(422, f"tools.{i}.parameters: must be a JSON schema object")
@@ -808,7 +809,7 @@ class _Endpoint:
             user_id = await user_of(self.identity, request)
             run, answer = _parse(await _read_body(request.headers, receive, self.max_body))
             session = await self.runner.session_service.get(user_id, run.thread_id)
-            message = await _answered(answer, session, self.runner)
+            message = await _answered(answer, run.resume or (), session, self.runner)
             tools = _client_tools(run)
             state_delta = self._state_delta(run, session)
         except _BadInput as e:

@@ -1,9 +1,9 @@
-"""Approvals over AG-UI: a call waiting for approval reaches the client as an `adk_approve` tool call,
-whose result (approved or rejected) resumes the run; only the client's own calls are its to answer."""
+"""Approvals over AG-UI: a call waiting for approval ends the run with an interrupt (AG-UI 1.0), whose
+resume entry (approved, rejected or abandoned) resumes the run; only the client's own calls are its
+to answer."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,18 +13,29 @@ import pytest
 from starlette.requests import Request
 
 from adk.agents import LlmAgent
-from adk.agui import create_app
+from adk.agui import APPROVAL_SCHEMA, create_app
 from adk.approvals import Approve, Pending
 from adk.events import ObjectType
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel
 from tests._runtime import Tool, call, calls, reply
-from tests.agui.support import post_run, serving, stable_ids
+from tests.agui.support import post_run, serving
 from tests.agui.test_js_client import run_client
 
-ASKED = {"tool": "pay", "arguments": {"amount": 5000}, "reason": "tool 'pay' requires approval"}
-YES = '{"approved": true}'
+YES = {"status": "resolved", "payload": {"approved": True}}
+
+
+def interrupt(call_id: str, amount: int) -> dict[str, Any]:
+    """The interrupt asking to approve `pay(amount=...)`, call `call_id`."""
+    return {
+        "id": call_id,
+        "reason": "approval",
+        "message": "tool 'pay' requires approval",
+        "toolCallId": call_id,
+        "responseSchema": APPROVAL_SCHEMA,
+        "metadata": {"tool": "pay", "arguments": {"amount": amount}},
+    }
 
 
 class Bank:
@@ -56,8 +67,11 @@ def served(bank: Bank, **kw: Any) -> Iterator[str]:
         yield url
 
 
-def answer(run_id: str, *results: tuple[str, str], thread: str = "t1") -> dict[str, Any]:
-    """A request that answers with tool results (the client's history before them left out)."""
+def answer(
+    run_id: str, *results: tuple[str, str], resume: dict[str, Any] | None = None, thread: str = "t1"
+) -> dict[str, Any]:
+    """A request that answers with tool results and resume entries ({interrupt id: entry}), the
+    client's history before them left out."""
     return {
         "threadId": thread,
         "runId": run_id,
@@ -68,6 +82,7 @@ def answer(run_id: str, *results: tuple[str, str], thread: str = "t1") -> dict[s
                 for i, (c, v) in enumerate(results)
             ),
         ],
+        "resume": [{"interruptId": i, **entry} for i, entry in (resume or {}).items()],
     }
 
 
@@ -84,14 +99,14 @@ def kinds(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     return [(e["type"], e.get("toolCallId") or e.get("messageId") or e.get("name")) for e in events]
 
 
-def test_an_approval_reaches_the_official_client_as_a_tool_call_whose_answer_resumes_the_run() -> None:
+def test_an_approval_reaches_the_official_client_as_an_interrupt_whose_resume_entry_resumes_the_run() -> None:
     bank = Bank(calls(call("pay", "c1", amount=5000)), reply)
     with served(bank) as url:
         seen = run_client(
             url,
             "t1",
-            {"runId": "r1", "answer": YES},
-            {"runId": "r2"},
+            {"runId": "r1"},
+            {"runId": "r2", "resume": {"c1": YES}},
             initialMessages=[{"id": "u1", "role": "user", "content": "pay"}],
         )
     first, second = seen["runs"]
@@ -102,16 +117,11 @@ def test_an_approval_reaches_the_official_client_as_a_tool_call_whose_answer_res
         ("TOOL_CALL_ARGS", "c1"),  # the arguments, streamed in two pieces
         ("TOOL_CALL_ARGS", "c1"),
         ("TOOL_CALL_END", "c1"),
-        ("CUSTOM", "adk.decision"),
-        ("TOOL_CALL_START", "adk_approve:c1"),
-        ("TOOL_CALL_ARGS", "adk_approve:c1"),
-        ("TOOL_CALL_END", "adk_approve:c1"),
+        ("CUSTOM", "adk.decision"),  # deferred: the tool requires approval
         ("RUN_FINISHED", None),
     ]
-    start, args = first["events"][7:9]
-    assert (start["toolCallName"], "parentMessageId" in start) == ("adk_approve", False)
-    assert json.loads(args["delta"]) == ASKED
-    assert first["pending"] == ["adk_approve:c1"]
+    assert first["events"][-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
+    assert (first["interrupts"], first["pending"]) == ([interrupt("c1", 5000)], [])
     assert kinds(second["events"]) == [
         ("RUN_STARTED", None),
         ("STATE_SNAPSHOT", None),
@@ -124,76 +134,112 @@ def test_an_approval_reaches_the_official_client_as_a_tool_call_whose_answer_res
         ("RUN_FINISHED", None),
     ]
     assert second["events"][2]["value"]["kind"] == "approved"
-    assert second["pending"] == []
+    assert (second["interrupts"], second["pending"]) == ([], [])
     assert bank.pay.calls == [{"amount": 5000}]
     assert [(m.role, m.tool_call_id, m.content) for m in bank.model.requests[1].messages[-1:]] == [
         ("tool", "c1", '{"echo":{"amount":5000}}')
     ]
 
 
-def test_a_rejection_is_the_tools_result_and_a_sibling_that_ran_is_not_run_again() -> None:
+@pytest.mark.parametrize(
+    ("entry", "result"),
+    [
+        ({"status": "resolved", "payload": {"approved": False, "reason": "too much"}}, "Rejected: too much"),
+        ({"status": "cancelled"}, "Rejected: cancelled"),
+    ],
+)
+def test_a_rejection_or_an_abandoned_interrupt_is_the_tools_result_and_a_sibling_is_not_run_again(
+    entry: dict[str, Any], result: str
+) -> None:
     bank = Bank(calls(call("echo", "c0", x=1), call("pay", "c1", amount=5000)), reply)
     with served(bank) as url:
-        first = stable_ids(post_run(url, ask()))
-        rejected = '{"approved": false, "reason": "too much"}'
-        second = stable_ids(post_run(url, answer("r2", ("adk_approve:c1", rejected))))
+        seen = run_client(
+            url,
+            "t1",
+            {"runId": "r1"},
+            {"runId": "r2", "resume": {"c1": entry}},
+            initialMessages=[{"id": "u1", "role": "user", "content": "pay"}],
+        )
+    first, second = (run["events"] for run in seen["runs"])
     assert [e["toolCallId"] for e in first if e["type"] == "TOOL_CALL_RESULT"] == ["c0"]
-    assert first[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["adk_approve:c1"]}
+    assert first[-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
     assert [(e["type"], e.get("content")) for e in second if e["type"] in ("TOOL_CALL_RESULT", "CUSTOM")] == [
         ("CUSTOM", None),
-        ("TOOL_CALL_RESULT", "Rejected: too much"),
+        ("TOOL_CALL_RESULT", result),
     ]
+    assert second[2]["value"]["kind"] == "rejected"
     assert (bank.echo.calls, bank.pay.calls) == ([{"x": 1}], [])
-    assert bank.model.requests[1].messages[-1].content == "Rejected: too much"
+    assert bank.model.requests[1].messages[-1].content == result
 
 
 @pytest.mark.parametrize(
-    ("results", "detail"),
+    ("results", "resume", "detail"),
     [
         (
-            [("adk_approve:c1", "yes")],
-            "messages.1: the answer to 'adk_approve:c1' must be {\"approved\": true} or"
-            ' {"approved": false, "reason": "..."}, not \'yes\'',
+            [],
+            {"c1": {"status": "resolved", "payload": "yes"}},
+            'resume.0.payload must be {"approved": true} or {"approved": false, "reason": "..."},'
+            " not 'yes'",
+        ),
+        ([], {"c1": {"status": "resolved", "payload": {"approved": "yes"}}}, "resume.0.payload must be"),
+        (
+            [],
+            {"c1": {"status": "resolved", "payload": {"approved": False, "reason": 3}}},
+            "resume.0.payload must be",
         ),
         (
-            [("adk_approve:c1", '{"approved": "yes"}')],
-            "messages.1: the answer to 'adk_approve:c1' must be",
+            [],
+            {"c1": {"status": "resolved", "payload": {"approved": True, "amount": 1}}},
+            "resume.0.payload must be",
         ),
+        ([], {"c1": {"status": "resolved"}}, "resume.0.payload must be"),
+        ([], {"c9": YES}, "resume.0: 'c9' is no interrupt open on this thread"),
         (
-            [("adk_approve:c1", '{"approved": false, "reason": 3}')],
-            "messages.1: the answer to 'adk_approve:c1' must be",
+            [("c1", '{"approved": true}')],
+            {},
+            "messages.1: tool call 'c1' waits for approval: answer its interrupt",
         ),
-        (
-            [("adk_approve:c1", '{"approved": true, "amount": 1}')],
-            "messages.1: the answer to 'adk_approve:c1' must be",
-        ),
-        ([("adk_approve:c9", YES)], "messages.1: 'adk_approve:c9' answers no call waiting for approval"),
-        ([("c1", '{"ok": true}')], "messages.1: tool call 'c1' waits for approval: answer adk_approve:c1"),
-        ([("c9", "x")], "messages.1: a result for tool call 'c9', which is not waiting for one"),
+        ([("c9", "x")], {}, "messages.1: a result for tool call 'c9', which is not waiting for one"),
     ],
 )
-def test_a_bad_answer_is_refused_naming_the_call_and_nothing_changes(
-    results: list[tuple[str, str]], detail: str
+async def test_a_bad_answer_is_refused_naming_what_was_wrong_and_nothing_changes(
+    results: list[tuple[str, str]], resume: dict[str, Any], detail: str
 ) -> None:
     bank = Bank(calls(call("pay", "c1", amount=5000)), reply)
     with served(bank) as url:
         post_run(url, ask())
-        status, said = refused(url, answer("r2", *results))
+        before = await bank.stored()
+        status, said = refused(url, answer("r2", *results, resume=resume))
         assert (status, said[: len(detail)]) == (422, detail)
-        still = stable_ids(post_run(url, answer("r3", ("adk_approve:c1", YES))))  # the run still waits
-    assert still[-1]["type"] == "RUN_FINISHED" and bank.pay.calls == [{"amount": 5000}]
+        assert await bank.stored() == before and bank.pay.calls == []
+        still = post_run(url, answer("r3", resume={"c1": YES}))  # the run still waits
+    assert "outcome" not in still[-1] and bank.pay.calls == [{"amount": 5000}]
 
 
-def test_every_waiting_call_must_be_answered_at_once() -> None:
+def test_a_second_answer_to_one_interrupt_is_refused() -> None:
+    bank = Bank(calls(call("pay", "c1", amount=5000)), reply)
+    with served(bank) as url:
+        post_run(url, ask())
+        body = answer("r2", resume={"c1": YES})
+        body["resume"].append({"interruptId": "c1", "status": "cancelled"})
+        assert refused(url, body) == (422, "resume.1: a second answer to interrupt 'c1'")
+    assert bank.pay.calls == []
+
+
+def test_every_interrupt_must_be_answered_at_once() -> None:
     bank = Bank(calls(call("pay", "c1", amount=5000), call("pay", "c2", amount=7000)), reply)
+    no = {"status": "resolved", "payload": {"approved": False}}
     with served(bank) as url:
         first = post_run(url, ask())
-        status, said = refused(url, answer("r2", ("adk_approve:c1", YES)))
-        both = post_run(url, answer("r3", ("adk_approve:c1", YES), ("adk_approve:c2", '{"approved": false}')))
-    assert first[-1]["outcome"]["pendingToolCallIds"] == ["adk_approve:c1", "adk_approve:c2"]
+        status, said = refused(url, answer("r2", resume={"c1": YES}))
+        both = post_run(url, answer("r3", resume={"c1": YES, "c2": no}))
+    assert first[-1]["outcome"] == {
+        "type": "interrupt",
+        "interrupts": [interrupt("c1", 5000), interrupt("c2", 7000)],
+    }
     assert (status, said) == (
         422,
-        "messages: the paused run waits for an answer to every call; missing: 'adk_approve:c2'",
+        "the paused run waits for an answer to every call; missing: interrupt 'c2'",
     )
     assert [e["content"] for e in both if e["type"] == "TOOL_CALL_RESULT"] == [
         '{"echo":{"amount":5000}}',
@@ -227,14 +273,11 @@ async def test_another_user_cannot_answer_a_users_approval() -> None:
     bank = Bank(calls(call("pay", "c1", amount=5000)), reply)
     with served(bank, identity=user) as url:
         assert post_run(url, ask(), {"x-user": "alice"})[-1]["type"] == "RUN_FINISHED"
-        status, said = refused(url, answer("r2", ("adk_approve:c1", YES)), {"x-user": "mallory"})
-        assert (status, said) == (422, "messages.1: 'adk_approve:c1' answers no call waiting for approval")
+        status, said = refused(url, answer("r2", resume={"c1": YES}), {"x-user": "mallory"})
+        assert (status, said) == (422, "resume.0: 'c1' is no interrupt open on this thread")
         assert await bank.stored("mallory") == [] and bank.pay.calls == []
         assert (await bank.stored("alice"))[-1] == ObjectType.RUNNER_PAUSED
-        assert (
-            post_run(url, answer("r3", ("adk_approve:c1", YES)), {"x-user": "alice"})[-1]["type"]
-            == "RUN_FINISHED"
-        )
+        assert "outcome" not in post_run(url, answer("r3", resume={"c1": YES}), {"x-user": "alice"})[-1]
     assert bank.pay.calls == [{"amount": 5000}]
 
 
@@ -249,19 +292,19 @@ def test_a_client_tool_s_own_result_is_still_the_clients_to_give() -> None:
     assert bank.model.requests[1].messages[-1].content == "yes"
 
 
-def test_a_declared_adk_approve_is_never_offered_to_the_model() -> None:
-    # A front end may declare `adk_approve` to render approvals; were the model offered it, a call
-    # of the model's could stand where a person's approval should.
-    bank = Bank(calls(call("adk_approve", "adk_approve:c9", tool="pay")), reply)
-    approve = {"name": "adk_approve", "description": "Approve", "parameters": {"type": "object"}}
+@pytest.mark.parametrize("tool", ["job", "confirm"])
+async def test_a_resume_entry_cannot_answer_a_call_that_waits_for_a_result(tool: str) -> None:
+    # Only a call waiting for approval is an interrupt: approving the application's long-running
+    # `job`, or the client's own `confirm`, answers nothing.
+    bank = Bank(calls(call(tool, "c1")), reply)
     confirm = {"name": "confirm", "description": "Ask", "parameters": {"type": "object"}}
     with served(bank) as url:
-        events = post_run(url, {**ask(), "tools": [approve, confirm]})
-    assert [t.name for t in bank.model.requests[0].tools] == ["pay", "echo", "job", "confirm"]
-    results = [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
-    assert len(results) == 1 and results[0].startswith("Error: ToolNotFoundError: unknown tool 'adk_approve'")
-    assert "pendingToolCallIds" not in (events[-1].get("outcome") or {})
-    assert bank.pay.calls == []
+        first = post_run(url, {**ask(), "tools": [confirm]})
+        before = await bank.stored()
+        status, said = refused(url, {**answer("r2", resume={"c1": YES}), "tools": [confirm]})
+    assert "interrupts" not in first[-1].get("outcome", {})  # nothing asks for approval
+    assert (status, said) == (422, "resume.0: 'c1' is no interrupt open on this thread")
+    assert await bank.stored() == before and len(bank.model.requests) == 1
 
 
 async def test_a_pause_that_also_waits_for_the_server_says_only_the_application_can_resume_it() -> None:
@@ -270,17 +313,17 @@ async def test_a_pause_that_also_waits_for_the_server_says_only_the_application_
     with served(bank) as url:
         first = post_run(url, ask())
         before = await bank.stored()
-        approved = refused(url, answer("r2", ("adk_approve:c1", YES)))
-        forged = refused(url, answer("r3", ("adk_approve:c1", YES), ("c0", "forged: done")))
-    assert first[-1]["outcome"]["pendingToolCallIds"] == ["adk_approve:c1"]
+        approved = refused(url, answer("r2", resume={"c1": YES}))
+        forged = refused(url, answer("r3", ("c0", "forged: done"), resume={"c1": YES}))
+    assert first[-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
     assert approved == (
         422,
-        "messages: the paused run waits for an answer to every call; missing: 'c0' (of 'job': the"
-        " server's, so only the application can resume this run)",
+        "the paused run waits for an answer to every call; missing: 'c0' (of 'job': the server's,"
+        " so only the application can resume this run)",
     )
     assert forged == (
         422,
-        "messages.2: tool call 'c0' of 'job' waits for the server's result, not a client's",
+        "messages.1: tool call 'c0' of 'job' waits for the server's result, not a client's",
     )
     assert await bank.stored() == before and bank.pay.calls == []
     events = [

@@ -6,11 +6,11 @@ export function newId() {
 }
 
 /**
- * Run the agent on `messages` (a user message, or the tool results a paused run waits for) in
- * thread `threadId`; `onEvent` gets each AG-UI event, in order. Resolves when the stream ends; a
- * refused request (4xx/5xx) rejects with the server's detail.
+ * Run the agent on `messages` (a user message) in thread `threadId`, or answer the interrupts a
+ * paused run ended with (`resume`: AG-UI resume entries); `onEvent` gets each AG-UI event, in
+ * order. Resolves when the stream ends; a refused request (4xx/5xx) rejects with the server's detail.
  */
-export async function runAgent(url, threadId, messages, onEvent) {
+export async function runAgent(url, threadId, messages, onEvent, resume) {
   const input = {
     threadId,
     runId: newId(),
@@ -20,6 +20,7 @@ export async function runAgent(url, threadId, messages, onEvent) {
     context: [],
     forwardedProps: {},
   };
+  if (resume) input.resume = resume;
   const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "text/event-stream" },

@@ -11,9 +11,9 @@ let threadId = "";
 let state = {};
 let busy = false;
 const toolCards = new Map(); // tool call id -> its card
-const APPROVE = "adk_approve"; // the server's tool call asking a person to approve a call
-const waiting = new Set(); // adk_approve call ids the paused run waits for
-const answers = new Map(); // adk_approve call id -> the person's answer, sent once all have one
+const approvalCards = new Map(); // interrupt id (the waiting call's id) -> its card
+const waiting = new Set(); // the interrupts the paused run waits for: each asks for an approval
+const answers = new Map(); // interrupt id -> the person's answer, sent once all have one
 
 /** An element with a class, text and data attributes. */
 function el(tag, className, text, data = {}) {
@@ -48,7 +48,7 @@ function toolCard(id, name) {
   return scrolled(conversation, card);
 }
 
-/** A call waiting for approval: what is asked, and Approve / Reject (with a reason) once the run paused. */
+/** A call waiting for approval (an AG-UI interrupt): what is asked, and Approve / Reject (with a reason). */
 function approvalCard(id) {
   const card = el("li", "approval", undefined, { id });
   const reason = el("input", "reason");
@@ -64,7 +64,7 @@ function approvalCard(id) {
   const controls = el("div", "controls");
   controls.append(approve, reject, reason);
   card.append(el("div", "asked", "⏸ waiting for approval"), controls);
-  toolCards.set(id, card);
+  approvalCards.set(id, card);
   return scrolled(conversation, card);
 }
 
@@ -77,27 +77,22 @@ function awaitAnswers(ids) {
   waiting.clear();
   answers.clear();
   for (const id of ids) {
-    const card = toolCards.get(id);
-    if (!id.startsWith(`${APPROVE}:`) || card === undefined) continue;
+    const card = approvalCards.get(id);
+    if (card === undefined) continue;
     waiting.add(id);
     for (const control of card.querySelectorAll("button, input")) control.disabled = false;
   }
 }
 
-/** Record a person's answer; once every waiting call has one, send them all (the run resumes). */
+/** Record a person's answer; once every interrupt has one, send them all as resume entries (the run resumes). */
 function decide(card, answer) {
   answers.set(card.dataset.id, answer);
   card.dataset.answer = answer.approved ? "approved" : "rejected";
   for (const control of card.querySelectorAll("button, input")) control.disabled = true;
   if ([...waiting].some((id) => !answers.has(id))) return;
-  const results = [...waiting].map((toolCallId) => ({
-    id: newId(),
-    role: "tool",
-    toolCallId,
-    content: JSON.stringify(answers.get(toolCallId)),
-  }));
+  const resume = [...waiting].map((interruptId) => ({ interruptId, status: "resolved", payload: answers.get(interruptId) }));
   waiting.clear();
-  run(results);
+  run([], resume);
 }
 
 function setArgs(card, raw) {
@@ -213,18 +208,12 @@ function onEvent(event) {
       document.getElementById(event.messageId).querySelector(".text").textContent += event.delta;
       break;
     case "TOOL_CALL_START":
-      if (event.toolCallName === APPROVE) approvalCard(event.toolCallId);
-      else toolCard(event.toolCallId, event.toolCallName);
+      toolCard(event.toolCallId, event.toolCallName);
       break;
     case "TOOL_CALL_ARGS": {
       const card = toolCards.get(event.toolCallId);
       card.dataset.raw = (card.dataset.raw ?? "") + event.delta;
-      if (!card.classList.contains("approval")) setArgs(card, card.dataset.raw);
-      break;
-    }
-    case "TOOL_CALL_END": {
-      const card = toolCards.get(event.toolCallId);
-      if (card?.classList.contains("approval")) ask(card, JSON.parse(card.dataset.raw));
+      setArgs(card, card.dataset.raw);
       break;
     }
     case "TOOL_CALL_RESULT":
@@ -247,9 +236,13 @@ function onEvent(event) {
         if (event.value.object === "chat.completion" && event.value.model) note("usage", usageLine(event.value));
       }
       break;
-    case "RUN_FINISHED":
-      awaitAnswers(event.outcome?.pendingToolCallIds ?? []);
+    case "RUN_FINISHED": {
+      // Paused to ask (AG-UI 1.0's interrupt outcome): one approval per interrupt.
+      const interrupts = event.outcome?.type === "interrupt" ? event.outcome.interrupts : [];
+      for (const i of interrupts) ask(approvalCard(i.id), { tool: i.metadata?.tool, arguments: i.metadata?.arguments, reason: i.message });
+      awaitAnswers(interrupts.map((i) => i.id));
       break;
+    }
     case "RUN_ERROR":
       note("error", `✗ ${event.code ?? "error"}: ${event.message}`);
       break;
@@ -262,12 +255,12 @@ function send(text) {
   return run([{ id: newId(), role: "user", content: text }]);
 }
 
-async function run(messages) {
+async function run(messages, resume) {
   busy = true;
   document.body.dataset.idle = "false";
   $("send").disabled = true;
   try {
-    await runAgent("/agui", threadId, messages, onEvent);
+    await runAgent("/agui", threadId, messages, onEvent, resume);
   } catch (error) {
     note("error", `✗ ${error.message}`);
   } finally {
@@ -314,6 +307,7 @@ async function reopen(id) {
   conversation.replaceChildren();
   eventLog.replaceChildren();
   toolCards.clear();
+  approvalCards.clear();
   openThread(id);
   if (!response.ok) {
     note("error", `✗ session ${id}: ${(await response.json()).detail}`);
@@ -339,11 +333,11 @@ async function reopen(id) {
       note("error", `✗ ${e.error.type}: ${e.error.message}`);
     } else if (e.object === "tool.approval_request" && paused?.invocation_id === e.invocation_id) {
       for (const d of e.decisions ?? []) {
-        if (d.kind === "deferred") ask(approvalCard(`${APPROVE}:${d.call_id}`), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason });
+        if (d.kind === "deferred") ask(approvalCard(d.call_id), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason });
       }
     }
   }
-  awaitAnswers(paused ? paused.long_running_tool_ids.map((id) => `${APPROVE}:${id}`) : []);
+  awaitAnswers(paused ? paused.long_running_tool_ids : []);
   state = session.state;
   showState();
 }
@@ -364,6 +358,7 @@ $("new-session").addEventListener("click", () => {
   conversation.replaceChildren();
   eventLog.replaceChildren();
   toolCards.clear();
+  approvalCards.clear();
   awaitAnswers([]);
   state = {};
   showState();

@@ -2,10 +2,12 @@
 // what the client saw as JSON: each run's events, and the messages and state it ends with.
 // The client verifies every event sequence itself: an invalid one rejects runAgent.
 // Usage: node run_agent.mjs SPEC, SPEC being JSON:
-//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?}]}
+//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?, resume?}]}
 // `answer`: after the run, the content of a tool result for each call it left pending (a
-// frontend tool the client "ran"), sent with the next run.
-import { HttpAgent } from "@ag-ui/client";
+// frontend tool the client "ran"), sent with the next run. `resume`: this run answers the
+// interrupts the one before ended with, {interruptId: {status, payload?}}, through the client's
+// own buildResumeArray (which refuses to leave one unanswered).
+import { buildResumeArray, HttpAgent } from "@ag-ui/client";
 
 const spec = JSON.parse(process.argv[2]);
 const agent = new HttpAgent({
@@ -21,14 +23,19 @@ try {
   for (const run of spec.runs) {
     const events = [];
     let pending = [];
+    let interrupts = [];
+    const resume = run.resume === undefined ? undefined : buildResumeArray(agent.pendingInterrupts, run.resume);
     await agent.runAgent(
-      { runId: run.runId, tools: run.tools ?? [] },
+      { runId: run.runId, tools: run.tools ?? [], resume },
       {
         onEvent: ({ event }) => void events.push(event),
-        onRunFinishedEvent: (finished) => void (pending = finished.pendingToolCallIds ?? []),
+        onRunFinishedEvent: (finished) => {
+          pending = finished.pendingToolCallIds ?? [];
+          interrupts = finished.interrupts ?? [];
+        },
       },
     );
-    runs.push({ events, pending });
+    runs.push({ events, pending, interrupts });
     for (const toolCallId of run.answer === undefined ? [] : pending) {
       agent.addMessage({ id: `result-${toolCallId}`, role: "tool", toolCallId, content: run.answer });
     }
