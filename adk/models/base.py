@@ -10,6 +10,8 @@ from adk.events import Data, LlmResponse, Message, ToolDeclaration
 
 __all__ = ["LlmRequest", "Model"]
 
+_new = object.__new__
+
 
 @dataclass(slots=True, kw_only=True)
 class LlmRequest(Data):
@@ -48,9 +50,6 @@ def _request(
     request.tool_choice = None
     request.response_format = response_format
     return request
-
-
-_new = object.__new__
 
 
 @runtime_checkable
