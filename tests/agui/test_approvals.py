@@ -335,3 +335,31 @@ async def test_a_pause_that_also_waits_for_the_server_says_only_the_application_
     results = [e.content for e in events if e.object == ObjectType.TOOL_RESPONSE]
     assert results == ['{"echo":{"amount":5000}}', "done"]
     assert bank.pay.calls == [{"amount": 5000}]
+
+
+def test_a_pause_for_an_approval_and_a_client_tool_is_answered_in_one_request_by_the_official_client() -> (
+    None
+):
+    # The model asks for the client's `confirm` and for `pay` (needs approval): the run ends with
+    # the interrupt outcome, the client's call left without a result; the next request carries
+    # both the client's result and the person's answer.
+    bank = Bank(calls(call("confirm", "c0", q="sure?"), call("pay", "c1", amount=5000)), reply)
+    confirm = {"name": "confirm", "description": "Ask", "parameters": {"type": "object"}}
+    with served(bank) as url:
+        seen = run_client(
+            url,
+            "t1",
+            {"runId": "r1", "tools": [confirm]},
+            {"runId": "r2", "tools": [confirm], "results": {"c0": "sure"}, "resume": {"c1": YES}},
+            initialMessages=[{"id": "u1", "role": "user", "content": "pay"}],
+        )
+    first, second = seen["runs"]
+    assert first["events"][-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
+    assert [e["toolCallId"] for e in first["events"] if e["type"] == "TOOL_CALL_START"] == ["c0", "c1"]
+    assert [e["toolCallId"] for e in second["events"] if e["type"] == "TOOL_CALL_RESULT"] == ["c1"]
+    assert "outcome" not in second["events"][-1]
+    assert bank.pay.calls == [{"amount": 5000}]
+    assert [(m.role, m.tool_call_id, m.content) for m in bank.model.requests[1].messages[-2:]] == [
+        ("tool", "c0", "sure"),
+        ("tool", "c1", '{"echo":{"amount":5000}}'),
+    ]

@@ -2,9 +2,10 @@
 // what the client saw as JSON: each run's events, and the messages and state it ends with.
 // The client verifies every event sequence itself: an invalid one rejects runAgent.
 // Usage: node run_agent.mjs SPEC, SPEC being JSON:
-//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?, resume?}]}
+//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?, results?, resume?}]}
 // `answer`: after the run, the content of a tool result for each call it left pending (a
-// frontend tool the client "ran"), sent with the next run. `resume`: this run answers the
+// frontend tool the client "ran"), sent with the next run. `results`: {toolCallId: content}, tool
+// results this run sends (the client ran those calls). `resume`: this run answers the
 // interrupts the one before ended with, {interruptId: {status, payload?}}, through the client's
 // own buildResumeArray (which refuses to leave one unanswered).
 import { buildResumeArray, HttpAgent } from "@ag-ui/client";
@@ -24,6 +25,9 @@ try {
     const events = [];
     let pending = [];
     let interrupts = [];
+    for (const [toolCallId, content] of Object.entries(run.results ?? {})) {
+      agent.addMessage({ id: `result-${toolCallId}`, role: "tool", toolCallId, content });
+    }
     const resume = run.resume === undefined ? undefined : buildResumeArray(agent.pendingInterrupts, run.resume);
     await agent.runAgent(
       { runId: run.runId, tools: run.tools ?? [], resume },
