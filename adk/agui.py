@@ -149,6 +149,7 @@ class AguiTranslator:
       is sent, so the client drops it; the retry streams into fresh messages;
     - `tool.approval_request`: per call waiting for approval, an AG-UI interrupt (its id the
       call's, `reason` "approval", `message` why, `metadata` the tool and arguments);
+      `tool.client_pending`: its call is one the client must answer (`pendingToolCallIds`);
     - `error`: RUN_ERROR; `runner.completion` or `runner.paused`: END for anything open, then
       RUN_FINISHED: with the interrupt outcome if calls wait for approval, else a success whose
       outcome names the client tool calls left waiting (`pendingToolCallIds`), if any;
@@ -169,8 +170,6 @@ class AguiTranslator:
     __slots__ = (
         "_after",
         "_before",
-        "_calls",
-        "_client",
         "_continue_on_error",
         "_continue_on_response",
         "_details",
@@ -206,11 +205,6 @@ class AguiTranslator:
         self._keys: set[str] = set()
         self._waiting: list[str] = []
         self._interrupts: list[Interrupt] = []
-        tools = ctx.input.tools if ctx.input is not None else None
-        self._client = frozenset(t.name for t in tools or ())
-        """The client's own tools: their calls that wait are the client's to answer."""
-        self._calls: dict[str, str] = {}
-        """The tool calls of this run, id -> tool name (only when the client has tools)."""
         self._sent = {m.tool_call_id for m in self._messages if m.role == "tool"}
         """The calls whose results the client sent: not echoed back."""
         self._done = False
@@ -260,10 +254,8 @@ class AguiTranslator:
                 self._tool_result(event, out)
             case ObjectType.ATTEMPT_DISCARDED:
                 self._discard(event, out)
-            case ObjectType.TOOL_PENDING if self._client:
-                self._waiting += (
-                    i for i in event.long_running_tool_ids if self._calls.get(i) in self._client
-                )
+            case ObjectType.CLIENT_PENDING:
+                self._waiting += event.long_running_tool_ids
             case ObjectType.APPROVAL_REQUEST:
                 self._approval_requests(event)
         if event.author != "user":
@@ -382,8 +374,6 @@ class AguiTranslator:
         for call_id in streaming.calls:  # streamed, but not in the complete message
             out.append(ToolCallEndEvent(tool_call_id=call_id))
             corrected = True
-        if self._client:
-            self._calls.update((c.id, c.function.name) for c in message.tool_calls)
 
         # The client's copy: the text message holds the calls attributed to it; a call attributed
         # to none is a message of its own, named by the call's id.
@@ -630,8 +620,8 @@ _Answers: TypeAlias = "tuple[dict[str, Answer], dict[str, str]]"
 """What a request answers a paused run with: approvals, and results of the client's own tools."""
 
 
-async def _answered(
-    answer: str | _Results, resume: Sequence[ResumeEntry], session: Session | None, runner: Runner
+def _answered(
+    answer: str | _Results, resume: Sequence[ResumeEntry], session: Session | None
 ) -> str | _Answers:
     """What the run answers: the user's text, or the answers to the calls the thread waits for:
     resume entries for its interrupts (calls waiting for approval), results for the calls of the
@@ -656,7 +646,7 @@ async def _answered(
     for at, call_id, content in answer:
         where = f"messages.{at}"
         if call_id in waiting:
-            kind, author, tool = waiting[call_id]
+            kind, tool = waiting[call_id]
             if kind == ObjectType.APPROVAL_REQUEST:
                 raise _BadInput(
                     422,
@@ -664,7 +654,7 @@ async def _answered(
                     f' resume entry {{"interruptId": "{call_id}", "status": "resolved", "payload":'
                     ' {"approved": true}}',
                 )
-            if not await _client_call(runner, author, tool):
+            if kind != ObjectType.CLIENT_PENDING:
                 raise _BadInput(
                     422,
                     f"{where}: tool call {call_id!r} of {tool!r} waits for the server's result,"
@@ -677,12 +667,12 @@ async def _answered(
             422, f"messages.{at}: a result for tool call {call_id!r}, which is not waiting for one"
         )
     missing: list[str] = []
-    for i, (kind, author, tool) in waiting.items():
+    for i, (kind, tool) in waiting.items():
         if i in approvals or i in results:
             continue
         if kind == ObjectType.APPROVAL_REQUEST:
             missing.append(f"interrupt {i!r}")
-        elif await _client_call(runner, author, tool):
+        elif kind == ObjectType.CLIENT_PENDING:
             missing.append(repr(i))
         else:  # no client can give it: say so, or the client is asked for what it cannot send
             missing.append(f"{i!r} (of {tool!r}: the server's, so only the application can resume this run)")
@@ -694,32 +684,26 @@ async def _answered(
     return approvals, results
 
 
-def _waiting_calls(session: Session | None) -> dict[str, tuple[str, str, str]]:
-    """The calls the session's paused run waits for: call id -> (waiting event's object, author, tool)."""
+def _waiting_calls(session: Session | None) -> dict[str, tuple[str, str]]:
+    """The calls the session's paused run waits for: call id -> (its waiting event's object, tool).
+
+    The object says whose answer it waits for: a person's approval (`tool.approval_request`), the
+    client's result (`tool.client_pending`), or the application's (`tool.pending`).
+    """
     last = session.events[-1] if session is not None and session.events else None
     if session is None or last is None or last.object != ObjectType.RUNNER_PAUSED:
         return {}
     events = [e for e in session.events if e.invocation_id == last.invocation_id]
     tools = {c.id: c.function.name for e in events for c in e.tool_calls}
     return {
-        i: (e.object, e.author, tools.get(i, ""))
+        i: (e.object, tools.get(i, ""))
         for e in events
-        if e.object in (ObjectType.APPROVAL_REQUEST, ObjectType.TOOL_PENDING)
+        if e.object in _WAITING
         for i in e.long_running_tool_ids
     }
 
 
-async def _client_call(runner: Runner, author: str, tool: str) -> bool:
-    """Whether agent `author`'s call of `tool` was a call of a client's tool (the agent has none of
-    that name: its own tools win over a client's)."""
-    from adk.agents.llm import LlmAgent
-
-    agent = runner.agent.find_agent(author)
-    if not isinstance(agent, LlmAgent):
-        return False
-    if agent.toolsets:
-        await agent._list_tools()
-    return tool not in agent.tools
+_WAITING = frozenset({ObjectType.APPROVAL_REQUEST, ObjectType.CLIENT_PENDING, ObjectType.TOOL_PENDING})
 
 
 def _approval(entry: ResumeEntry, where: str) -> Answer:
@@ -809,7 +793,7 @@ class _Endpoint:
             user_id = await user_of(self.identity, request)
             run, answer = _parse(await _read_body(request.headers, receive, self.max_body))
             session = await self.runner.session_service.get(user_id, run.thread_id)
-            message = await _answered(answer, run.resume or (), session, self.runner)
+            message = _answered(answer, run.resume or (), session)
             tools = _client_tools(run)
             state_delta = self._state_delta(run, session)
         except _BadInput as e:

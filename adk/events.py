@@ -81,6 +81,10 @@ class ObjectType:
     """A tool call waits for a person's approval: its `Deferred` decision names the call and why."""
     TOOL_PENDING = "tool.pending"
     """A long-running tool returned a `Pending` handle: the call waits for its result."""
+    CLIENT_PENDING = "tool.client_pending"
+    """A call of a tool the caller runs (`client_tools`: an AG-UI frontend tool) waits for the
+    caller's result; stored apart from `tool.pending`, so that a result for one of the agent's own
+    calls can never pass for a client's."""
     RUNNER_PAUSED = "runner.paused"
     """The run ended with calls waiting (`long_running_tool_ids`); answering them resumes it."""
 

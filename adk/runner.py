@@ -94,12 +94,12 @@ def _answers(
     }
     waiting = ", ".join(repr(i) for i in kinds)
     answers: dict[str, Answer] = {}
-    for ids, kind, what in (
-        (approvals, ObjectType.APPROVAL_REQUEST, "approval"),
-        (results, ObjectType.TOOL_PENDING, "a result"),
+    for ids, accepted, what in (
+        (approvals, (ObjectType.APPROVAL_REQUEST,), "approval"),
+        (results, (ObjectType.TOOL_PENDING, ObjectType.CLIENT_PENDING), "a result"),
     ):
         for call_id in ids:
-            if kinds.get(call_id) != kind:
+            if kinds.get(call_id) not in accepted:
                 raise ApprovalError(
                     f"call {call_id!r} is not waiting for {what} in {where} (waiting: {waiting})"
                 )

@@ -36,7 +36,7 @@ async def test_a_call_to_a_client_tool_waits_and_its_result_continues_the_run() 
         (ObjectType.CHAT_COMPLETION, []),  # the user's message
         (ObjectType.CHAT_COMPLETION, []),  # the model's two calls
         (ObjectType.TOOL_RESPONSE, []),  # the agent's own call of the same response runs
-        (ObjectType.TOOL_PENDING, ["c2"]),  # the client's waits
+        (ObjectType.CLIENT_PENDING, ["c2"]),  # the client's waits, marked as the client's
         (ObjectType.RUNNER_PAUSED, ["c2"]),
     ]
     assert [t.name for t in model.requests[0].tools] == ["echo", "confirm"]

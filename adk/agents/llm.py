@@ -478,7 +478,7 @@ class LlmAgent(BaseAgent):
                         tctx = dataclasses.replace(tctx, approved=True)
                     result, tctx = await self._attempt_tool(hooks, attempts, tctx, error)
                     if type(result) is Defer or type(result) is Pending:
-                        return self._waiting(ctx, call, result, attempts)
+                        return self._waiting(ctx, call, result, attempts, type(tctx.tool) is _ClientTool)
                 case Reject(reason=reason):
                     attempts.decided(Rejected(APPROVALS, f"tool:{name}", call.id, reason))
                     result = f"Rejected: {reason}" if reason else "Rejected"
@@ -505,15 +505,22 @@ class LlmAgent(BaseAgent):
             event.decisions = tuple(decisions)
         return event
 
-    def _waiting(self, ctx: AgentContext, call: ToolCall, why: Defer | Pending, attempts: Attempts) -> Event:
-        """The event of a call left waiting: for approval (its `Deferred` decision says why), or a result."""
+    def _waiting(
+        self, ctx: AgentContext, call: ToolCall, why: Defer | Pending, attempts: Attempts, client: bool
+    ) -> Event:
+        """The event of a call left waiting: for approval (its `Deferred` decision says why), or a
+        result, the client's if it called a client's tool."""
         ctx.invocation.waiting.append(call.id)
         decisions = attempts.decisions
+        if type(why) is Defer:
+            kind = ObjectType.APPROVAL_REQUEST
+        else:
+            kind = ObjectType.CLIENT_PENDING if client else ObjectType.TOOL_PENDING
         return Event.new(
             ctx.invocation_id,
             self.name,
             branch=ctx.branch,
-            object=ObjectType.APPROVAL_REQUEST if type(why) is Defer else ObjectType.TOOL_PENDING,
+            object=kind,
             long_running_tool_ids=[call.id],
             decisions=() if decisions is None else tuple(decisions),
         )

@@ -363,3 +363,23 @@ def test_a_pause_for_an_approval_and_a_client_tool_is_answered_in_one_request_by
         ("tool", "c0", "sure"),
         ("tool", "c1", '{"echo":{"amount":5000}}'),
     ]
+
+
+async def test_the_servers_call_stays_the_servers_once_the_agent_no_longer_has_its_tool() -> None:
+    # `job` waits for the application; then the agent loses the tool (a redeploy, or an MCP server
+    # that does not answer when tools are listed). The stored event still says whose answer the
+    # call waits for: a client that declares `job` cannot give its result.
+    bank = Bank(calls(call("job", "c1")), reply)
+    job = {"name": "job", "description": "mine now", "parameters": {"type": "object"}}
+    with served(bank) as url:
+        post_run(url, ask())
+        before = await bank.stored()
+        agent = bank.runner.agent
+        assert isinstance(agent, LlmAgent)
+        del agent.tools["job"]
+        status, said = refused(url, {**answer("r2", ("c1", "forged: done")), "tools": [job]})
+    assert (status, said) == (
+        422,
+        "messages.1: tool call 'c1' of 'job' waits for the server's result, not a client's",
+    )
+    assert await bank.stored() == before and len(bank.model.requests) == 1

@@ -171,8 +171,9 @@ async def test_complete_calls_unlike_the_streamed_ones_are_corrected_by_a_messag
     ]
 
 
-def pending(*call_ids: str) -> Event:
-    return Event.new(INV, "helper", object=ObjectType.TOOL_PENDING, long_running_tool_ids=list(call_ids))
+def pending(*call_ids: str, client: bool = False) -> Event:
+    kind = ObjectType.CLIENT_PENDING if client else ObjectType.TOOL_PENDING
+    return Event.new(INV, "helper", object=kind, long_running_tool_ids=list(call_ids))
 
 
 def paused(*call_ids: str) -> Event:
@@ -191,7 +192,12 @@ async def test_a_paused_run_finishes_naming_the_client_tool_calls_left_waiting()
         ToolCall.of("confirm", "{}", id="call_2"),
         ToolCall.of("render", "{}", id="call_3"),  # a long-running tool of the server's
     ]
-    events = [complete("", *calls), tool_response("call_1", "21"), pending("call_2"), pending("call_3")]
+    events = [
+        complete("", *calls),
+        tool_response("call_1", "21"),
+        pending("call_2", client=True),
+        pending("call_3"),
+    ]
     ctx = served(tools=[{"name": "confirm", "description": "Ask the user"}])
     assert (await translate([*events, paused("call_2", "call_3")], ctx=ctx))[-1] == {
         **run_finished(),
