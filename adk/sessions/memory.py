@@ -82,13 +82,8 @@ class InMemorySessionService:
                 self._scoped = True
                 apply_state_delta(self._users.setdefault(session.user_id, {}), scoped.user)
                 apply_state_delta(self._app, scoped.app)
-        if stored is session:  # apply_event(session, event), inlined: every stored event comes here
-            if event.actions.state_delta:
-                apply_state_delta(session.state, event.actions.state_delta)
-            session.events.append(event)
-            session.updated_at = event.timestamp
-        else:
-            apply_event(session, event)
+        apply_event(session, event)
+        if stored is not session:
             apply_event(stored, event)
 
     async def delete(self, user_id: str, session_id: str) -> None:
