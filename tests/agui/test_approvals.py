@@ -67,6 +67,14 @@ def served(bank: Bank, **kw: Any) -> Iterator[str]:
         yield url
 
 
+def through_client(bank: Bank, *runs: dict[str, Any]) -> list[dict[str, Any]]:
+    """`runs` on thread t1 with the official client, after the user's "pay": what each run saw."""
+    with served(bank) as url:
+        seen = run_client(url, "t1", *runs, initialMessages=[{"id": "u1", "role": "user", "content": "pay"}])
+    runs_seen: list[dict[str, Any]] = seen["runs"]
+    return runs_seen
+
+
 def answer(
     run_id: str, *results: tuple[str, str], resume: dict[str, Any] | None = None, thread: str = "t1"
 ) -> dict[str, Any]:
@@ -101,15 +109,7 @@ def kinds(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
 
 def test_an_approval_reaches_the_official_client_as_an_interrupt_whose_resume_entry_resumes_the_run() -> None:
     bank = Bank(calls(call("pay", "c1", amount=5000)), reply)
-    with served(bank) as url:
-        seen = run_client(
-            url,
-            "t1",
-            {"runId": "r1"},
-            {"runId": "r2", "resume": {"c1": YES}},
-            initialMessages=[{"id": "u1", "role": "user", "content": "pay"}],
-        )
-    first, second = seen["runs"]
+    first, second = through_client(bank, {"runId": "r1"}, {"runId": "r2", "resume": {"c1": YES}})
     assert kinds(first["events"]) == [
         ("RUN_STARTED", None),
         ("STATE_SNAPSHOT", None),
@@ -152,15 +152,8 @@ def test_a_rejection_or_an_abandoned_interrupt_is_the_tools_result_and_a_sibling
     entry: dict[str, Any], result: str
 ) -> None:
     bank = Bank(calls(call("echo", "c0", x=1), call("pay", "c1", amount=5000)), reply)
-    with served(bank) as url:
-        seen = run_client(
-            url,
-            "t1",
-            {"runId": "r1"},
-            {"runId": "r2", "resume": {"c1": entry}},
-            initialMessages=[{"id": "u1", "role": "user", "content": "pay"}],
-        )
-    first, second = (run["events"] for run in seen["runs"])
+    runs = through_client(bank, {"runId": "r1"}, {"runId": "r2", "resume": {"c1": entry}})
+    first, second = (run["events"] for run in runs)
     assert [e["toolCallId"] for e in first if e["type"] == "TOOL_CALL_RESULT"] == ["c0"]
     assert first[-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
     assert [(e["type"], e.get("content")) for e in second if e["type"] in ("TOOL_CALL_RESULT", "CUSTOM")] == [
@@ -345,15 +338,11 @@ def test_a_pause_for_an_approval_and_a_client_tool_is_answered_in_one_request_by
     # both the client's result and the person's answer.
     bank = Bank(calls(call("confirm", "c0", q="sure?"), call("pay", "c1", amount=5000)), reply)
     confirm = {"name": "confirm", "description": "Ask", "parameters": {"type": "object"}}
-    with served(bank) as url:
-        seen = run_client(
-            url,
-            "t1",
-            {"runId": "r1", "tools": [confirm]},
-            {"runId": "r2", "tools": [confirm], "results": {"c0": "sure"}, "resume": {"c1": YES}},
-            initialMessages=[{"id": "u1", "role": "user", "content": "pay"}],
-        )
-    first, second = seen["runs"]
+    first, second = through_client(
+        bank,
+        {"runId": "r1", "tools": [confirm]},
+        {"runId": "r2", "tools": [confirm], "results": {"c0": "sure"}, "resume": {"c1": YES}},
+    )
     assert first["events"][-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
     assert [e["toolCallId"] for e in first["events"] if e["type"] == "TOOL_CALL_START"] == ["c0", "c1"]
     assert [e["toolCallId"] for e in second["events"] if e["type"] == "TOOL_CALL_RESULT"] == ["c1"]
