@@ -2,7 +2,9 @@
 
 Every chain runs in one core loop (`run_chain`); `run_before`, `run_after` and `run_on_error`
 are its typed doors for the agent, model and tool hooks, and adk.agui runs its translate hooks
-through it too. Rules (docs/callbacks.md), in list order, callbacks without the hook skipped:
+through it too. `run_before` and `run_after` take the answers that go on (a `Cont` of the same
+context type, an output of the usual type) in a loop of their own, the price of a chain being
+close to its hooks', and hand any other answer, with the callbacks after it, to the core loop. Rules (docs/callbacks.md), in list order, callbacks without the hook skipped:
 
 - `before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned; an
   empty chain returns `Cont(ctx)`.
@@ -39,8 +41,8 @@ returned another object than it was given. It costs an identity check per `after
 more, when nobody decides.
 
 `asyncio.CancelledError` is never caught. A hook name that is not declared, or a hook of
-another chain (`run_before(..., "after_model", ...)`), is a `ValueError`: the chain would
-silently do nothing, or do the wrong thing.
+another chain (`run_before(..., "after_model", ...)`), is a `ValueError` (raised when awaited):
+the chain would silently do nothing, or do the wrong thing.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Coroutine, Iterable
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
 from adk.callbacks.registry import (
@@ -111,7 +114,7 @@ def run_chain(
 
 
 async def _run(
-    impls: tuple[HookImpl, ...],
+    impls: Iterable[HookImpl],
     hook: Hook,
     value: Any,
     ctx: Any,
@@ -246,7 +249,7 @@ def _problem(hook: Hook, out: object, what: str, allowed: str, wrong: object, ve
 
 
 @overload
-def run_before(
+async def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_agent"],
     ctx: AgentContext,
@@ -254,9 +257,9 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[AgentContext] | Halt[Content]]: ...
+) -> Cont[AgentContext] | Halt[Content]: ...
 @overload
-def run_before(
+async def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_model"],
     ctx: ModelContext,
@@ -264,9 +267,9 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[ModelContext] | Halt[LlmResponse]]: ...
+) -> Cont[ModelContext] | Halt[LlmResponse]: ...
 @overload
-def run_before(
+async def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_tool"],
     ctx: ToolContext,
@@ -274,9 +277,9 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[ToolContext] | Halt[Any] | Defer]: ...
+) -> Cont[ToolContext] | Halt[Any] | Defer: ...
 @overload
-def run_before(
+async def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     ctx: C,
@@ -284,8 +287,8 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[C] | Halt[Any] | Defer]: ...
-def run_before(
+) -> Cont[C] | Halt[Any] | Defer: ...
+async def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     ctx: Any,
@@ -293,7 +296,7 @@ def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Cont[Any] | Halt[Any] | Defer]:
+) -> Cont[Any] | Halt[Any] | Defer:
     """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt` (or `Defer`).
 
     The callback whose `Halt` won is appended to `deciders`, if given.
@@ -303,11 +306,30 @@ def run_before(
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_before", "before") from None
-    return _run(impls, spec, ctx, None, continue_on_error, continue_on_response, deciders)
+    # The Conts that keep the context's type, here; from any other answer on, the core loop.
+    received = type(ctx)
+    rest = iter(impls)
+    for fn, is_async, owner in rest:
+        try:
+            out = fn(ctx)
+            if is_async:
+                out = await out
+        except Exception as error:
+            out = _Raised(error)
+        else:
+            if type(out) is Cont and type(out.ctx) is received:
+                ctx = out.ctx
+                continue
+        rest = chain(((_Known(out), False, owner),), rest)
+        answer: Cont[Any] | Halt[Any] | Defer = await _run(
+            rest, spec, ctx, None, continue_on_error, continue_on_response, deciders
+        )
+        return answer
+    return Cont(ctx)
 
 
 @overload
-def run_after(
+async def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_agent"],
     result: Message | None,
@@ -315,9 +337,9 @@ def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Message | None]: ...
+) -> Message | None: ...
 @overload
-def run_after(
+async def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_model"],
     result: LlmResponse,
@@ -325,9 +347,9 @@ def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, LlmResponse]: ...
+) -> LlmResponse: ...
 @overload
-def run_after(
+async def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_tool"],
     result: Any,
@@ -335,9 +357,9 @@ def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Any]: ...
+) -> Any: ...
 @overload
-def run_after(
+async def run_after(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     result: V,
@@ -345,8 +367,8 @@ def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, V]: ...
-def run_after(
+) -> V: ...
+async def run_after(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     result: Any,
@@ -354,7 +376,7 @@ def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Any]:
+) -> Any:
     """Fold `result` through each callback's `hook`, left to right; return the last output.
 
     With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
@@ -366,11 +388,29 @@ def run_after(
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_after", "after") from None
-    return _run(impls, spec, result, ctx, continue_on_error, False, deciders)
+    # The outputs of the type most are, here; from any other answer on, the core loop.
+    exact, anything = spec.plan[3], spec.anything
+    rest = iter(impls)
+    for fn, is_async, owner in rest:
+        try:
+            out = fn(result, ctx)
+            if is_async:
+                out = await out
+        except Exception as error:
+            out = _Raised(error)
+        else:
+            if type(out) is exact or anything:
+                if out is not result and deciders is not None:
+                    deciders.append(owner)
+                result = out
+                continue
+        rest = chain(((_Known(out), False, owner),), rest)
+        return await _run(rest, spec, result, ctx, continue_on_error, False, deciders)
+    return result
 
 
 @overload
-def run_on_error(
+async def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_model_error"],
     error: Exception,
@@ -378,9 +418,9 @@ def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Retry[ModelContext] | Fallback[LlmResponse] | Raise]: ...
+) -> Retry[ModelContext] | Fallback[LlmResponse] | Raise: ...
 @overload
-def run_on_error(
+async def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_tool_error"],
     error: Exception,
@@ -388,9 +428,9 @@ def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Retry[ToolContext] | Fallback[Any] | Raise]: ...
+) -> Retry[ToolContext] | Fallback[Any] | Raise: ...
 @overload
-def run_on_error(
+async def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_agent_error"],
     error: Exception,
@@ -398,9 +438,9 @@ def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Fallback[Content] | Raise]: ...
+) -> Fallback[Content] | Raise: ...
 @overload
-def run_on_error(
+async def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     error: Exception,
@@ -408,8 +448,8 @@ def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Retry[C] | Fallback[Any] | Raise]: ...
-def run_on_error(
+) -> Retry[C] | Fallback[Any] | Raise: ...
+async def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     error: Exception,
@@ -417,7 +457,7 @@ def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Retry[Any] | Fallback[Any] | Raise]:
+) -> Retry[Any] | Fallback[Any] | Raise:
     """Offer `error` to each callback's `hook`: the first `Retry` or `Fallback` wins.
 
     `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
@@ -429,10 +469,36 @@ def run_on_error(
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_on_error", "on_error") from None
-    return _run(impls, spec, error, ctx, continue_on_error, False, deciders)
+    recovered: Retry[Any] | Fallback[Any] | Raise = await _run(
+        impls, spec, error, ctx, continue_on_error, False, deciders
+    )  # errors: not a hot path, no fast loop
+    return recovered
 
 
 _BEFORE, _AFTER, _ON_ERROR = BY_CHAIN[BEFORE], BY_CHAIN[AFTER], BY_CHAIN[ON_ERROR]
+
+
+class _Raised:
+    """What a hook raised, caught by a door's fast loop and handed to the core loop with the rest."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+class _Known:
+    """A hook whose answer was had in a door's fast loop: the core loop calls it as if calling the hook."""
+
+    __slots__ = ("out",)
+
+    def __init__(self, out: object) -> None:
+        self.out = out
+
+    def __call__(self, *args: object) -> object:
+        if type(self.out) is _Raised:
+            raise self.out.error
+        return self.out
 
 
 def _not_of(name: str, helper: str, chain: str) -> ValueError:

@@ -408,17 +408,21 @@ def hook_impls(callbacks: Iterable[object], hook: str) -> tuple[HookImpl, ...]:
     are resolved in full each time.
     """
     objs = callbacks if type(callbacks) is list or type(callbacks) is tuple else tuple(callbacks)
+    # Keyed by the objects' ids (kept alive: no other object takes them), one int for one object;
+    # up to three spelt out, as map() costs as much as the rest of the lookup.
     n = len(objs)
-    # the short lists most calls pass: their key built without map(), a third of the lookup's cost
     if n == 1:
-        key: tuple[object, ...] = (hook, id(objs[0]))
+        key: object = id(objs[0])
     elif n == 2:
-        key = (hook, id(objs[0]), id(objs[1]))
+        key = (id(objs[0]), id(objs[1]))
+    elif n == 3:
+        key = (id(objs[0]), id(objs[1]), id(objs[2]))
     else:
-        key = (hook, *map(id, objs))
-    seen = _LISTS.get(key)
-    if seen is not None:
-        return seen[1]
+        key = tuple(map(id, objs))
+    try:
+        return _LISTS[key][hook]
+    except KeyError:
+        pass
     objs = tuple(objs)
     impls: list[HookImpl] = []
     stable = True
@@ -436,15 +440,21 @@ def hook_impls(callbacks: Iterable[object], hook: str) -> tuple[HookImpl, ...]:
             impls.append((entry[0].__get__(obj), entry[1], obj))
     found = tuple(impls)
     if stable:
-        if len(_LISTS) >= _LISTS_KEPT:
-            _LISTS.clear()
-        _LISTS[key] = (objs, found)  # the objects kept alive: no other takes their ids
+        if key not in _LISTS:
+            if len(_LISTS) >= _LISTS_KEPT:
+                _LISTS.clear()
+                _KEPT.clear()
+            _LISTS[key] = {}
+            _KEPT[key] = objs
+        _LISTS[key][hook] = found
     return found
 
 
 _LISTS_KEPT = 256
-_LISTS: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[HookImpl, ...]]] = {}
-"""Plain lists resolved before, by hook and their objects' ids: the objects, and what was found."""
+_LISTS: dict[object, dict[str, tuple[HookImpl, ...]]] = {}
+"""Plain lists resolved before, by their objects' ids: what was found for each hook asked for."""
+_KEPT: dict[object, tuple[object, ...]] = {}
+"""The objects of the lists in `_LISTS`, kept alive so that no other object takes their ids."""
 
 
 def _plain(obj: object) -> bool:

@@ -31,6 +31,7 @@ from adk.callbacks import (
 )
 from adk.context import ModelContext
 from adk.errors import CallbackError
+from adk.events import LlmResponse
 from tests.callbacks import module_callback
 from tests.callbacks.contexts import agent_context, model_context, tool_context
 from tests.callbacks.scripted import AsyncScripted, Scripted, Trace, fail
@@ -203,6 +204,66 @@ async def test_after_every_callback_gets_the_same_context() -> None:
     callbacks = [Scripted(n, trace, after_tool=wrap(n)) for n in "ab"]
     await run_after(callbacks, "after_tool", "r", START)
     assert [args[-1] for args in trace] == [START, START]
+
+
+# --- the hand-over: go-on answers are taken in a fast loop, anything else in the core loop ------
+
+
+@pytest.mark.parametrize("cls", [Scripted, AsyncScripted])
+@pytest.mark.parametrize(
+    ("middle", "options", "expected", "after_it"),
+    [
+        (halt("h"), {}, Halt("h"), []),
+        (halt("h"), {"continue_on_response": True}, Halt("h"), ["c", "a"]),
+        (fail(RuntimeError("boom")), {"continue_on_error": True}, "raised RuntimeError: boom", ["c", "a"]),
+        (lambda ctx: "wrong", {"continue_on_error": True}, "returned 'wrong'; ", ["c", "a"]),
+        (lambda ctx: Cont(list(ctx)), {}, "returned Cont(ctx=['start', 'a']); the ctx ", []),
+    ],
+)
+async def test_a_before_chain_handed_on_mid_way_calls_each_hook_once_in_order(
+    cls: type[Scripted],
+    middle: Callable[..., Any],
+    options: dict[str, bool],
+    expected: object,
+    after_it: list[str],
+) -> None:
+    trace: Trace = []
+    a = cls("a", trace, before_tool=add("a"))
+    callbacks = [a, cls("b", trace, before_tool=middle), cls("c", trace, before_tool=add("c")), a]
+    if isinstance(expected, str):  # b failed: the error is raised when the chain ends
+        with pytest.raises(CallbackError) as caught:
+            await run_before(callbacks, "before_tool", START, **options)
+        assert caught.value.problem.startswith(expected)
+    else:
+        assert await run_before(callbacks, "before_tool", START, **options) == expected
+    assert [name for name, *_ in trace] == ["a", "b", *after_it]
+    assert trace[1][2] == ("start", "a")  # b got what a threaded on
+    assert [args[2] for args in trace[2:]] == [("start", "a"), ("start", "a", "c")][: len(after_it)]
+
+
+@pytest.mark.parametrize("cls", [Scripted, AsyncScripted])
+async def test_an_after_chain_handed_on_mid_way_folds_each_hook_once_in_order(cls: type[Scripted]) -> None:
+    trace: Trace = []
+    b_said, c_said = LlmResponse.text("b"), LlmResponse.text("c")
+    a, b, wrong, c = (
+        cls("a", trace, after_model=lambda value, ctx: value),  # the same object: no decision
+        cls("b", trace, after_model=lambda value, ctx: b_said),
+        cls("wrong", trace, after_model=lambda value, ctx: 42),
+        cls("c", trace, after_model=lambda value, ctx: c_said),
+    )
+    start, deciders = LlmResponse.text("start"), []
+    with pytest.raises(CallbackError) as caught:
+        await run_after(
+            [a, b, wrong, c], "after_model", start, START, continue_on_error=True, deciders=deciders
+        )
+    assert caught.value.problem == "returned 42; after_model must return an LlmResponse, not int"
+    assert [(name, value) for name, _, value, _ in trace] == [
+        ("a", start),
+        ("b", start),
+        ("wrong", b_said),
+        ("c", b_said),  # what wrong failed to replace
+    ]
+    assert deciders == [b, c]
 
 
 # --- run_on_error -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, get_args
 
 import pytest
@@ -510,9 +510,11 @@ def test_the_core_declares_only_the_agent_model_and_tool_hooks() -> None:
         (lambda: run_on_error([], "after_tool", ValueError(), None), "run_on_error runs on_error hooks; "),
     ],
 )
-def test_a_chain_helper_refuses_a_hook_of_another_chain(call: Callable[[], object], message: str) -> None:
+async def test_a_chain_helper_refuses_a_hook_of_another_chain(
+    call: Callable[[], Awaitable[object]], message: str
+) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        call()
+        await call()
 
 
 # --- plain lists given to the chain helpers: resolved per class once, bound per instance --------
