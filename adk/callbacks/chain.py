@@ -388,6 +388,8 @@ async def run_after(
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
         raise _not_of(hook, "run_after", "after") from None
+    if spec.unary:  # declared to be called with one argument: the core loop calls it so
+        return await _run(impls, spec, result, ctx, continue_on_error, False, deciders)
     # The outputs of the type most are, here; from any other answer on, the core loop.
     exact, anything = spec.plan[3], spec.anything
     rest = iter(impls)

@@ -449,6 +449,18 @@ async def test_a_declared_family_is_resolved_and_run_by_the_core(render_hooks: t
     )
 
 
+async def test_run_after_calls_a_declared_one_argument_after_hook_with_one_argument() -> None:
+    hook = Hook("after_count", AFTER, int, "an int", unary=True)
+    declare_hooks(hook)
+    try:
+        counter = module_with(after_count=lambda count: count + 1)
+        assert await run_after([counter, counter], "after_count", 1, "unused ctx") == 3  # type: ignore[call-overload]
+    finally:
+        del registry._declared[hook.name]
+        del registry.BY_CHAIN[hook.chain][hook.name]  # type: ignore[attr-defined]
+        registry._misspelt.cache_clear()
+
+
 def test_a_declared_family_is_checked_at_registration(render_hooks: tuple[Hook, Hook]) -> None:
     misspelt = module_with(befor_render=lambda page, ctx: None)
     with pytest.raises(
