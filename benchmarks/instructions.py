@@ -1,0 +1,80 @@
+"""Machine instructions per turn and per chain call, counted by valgrind's callgrind.
+
+Timings on a shared machine move by 10-20% from one run to the next; an instruction count is the
+same every time for the same code, so a change of 1% shows. Each figure is the count for 2n
+iterations less the count for n, over n: start-up and import cancel out. Instructions are not
+time (a cache miss costs more than an add) but a change that removes some rarely makes a turn
+slower. Needs valgrind; run from the project root: `python -m benchmarks.instructions [name ...]`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+RUNS = {
+    # name: (iterations, the body of `async def main(n)`)
+    "S1": (1000, "r = runner.make_runner('S1')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "S2": (1000, "r = runner.make_runner('S2')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "floor before, 1 hook": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS, CTX)"),
+    "run_before Callbacks, 1": (20_000, "for _ in range(n): await run_before(CBS, 'before_model', CTX)"),
+    "run_before list, 1": (20_000, "for _ in range(n): await run_before(ONE, 'before_model', CTX)"),
+    "floor after, 1 hook": (20_000, "for _ in range(n): await chain.floor_after_sync(AFTERS, RESPONSE, CTX)"),
+    "run_after Callbacks, 1": (
+        20_000,
+        "for _ in range(n): await run_after(CBS, 'after_model', RESPONSE, CTX)",
+    ),
+    "run_after list, 1": (20_000, "for _ in range(n): await run_after(ONE, 'after_model', RESPONSE, CTX)"),
+}
+
+PROGRAM = """
+import asyncio, sys
+from benchmarks import chain, runner
+from adk.callbacks import Callbacks, run_after, run_before
+ONE = [chain.SyncNoop()]
+CBS = Callbacks.of(ONE)
+FNS, AFTERS = (ONE[0].before_model,), (ONE[0].after_model,)
+CTX, RESPONSE = object(), runner.TEXT
+async def main(n):
+    {body}
+asyncio.run(main(int(sys.argv[1])))
+"""
+
+
+def instructions(body: str, n: int) -> int:
+    """Instructions callgrind counted for one process running `body` `n` times."""
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            PROGRAM.format(body=body),
+            str(n),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind printed no count:\n{done.stderr}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    if shutil.which("valgrind") is None:
+        sys.exit("benchmarks.instructions needs valgrind (apt-get install valgrind)")
+    names = sys.argv[1:] or list(RUNS)
+    for name in names:
+        n, body = RUNS[name]
+        per = (instructions(body, 2 * n) - instructions(body, n)) / n
+        print(f"{name:<26}{per:>10,.0f} instructions")
+
+
+if __name__ == "__main__":
+    main()
