@@ -4,7 +4,9 @@ Every chain runs in one core loop (`run_chain`); `run_before`, `run_after` and `
 are its typed doors for the agent, model and tool hooks, and adk.agui runs its translate hooks
 through it too. `run_before` and `run_after` take the answers that go on (a `Cont` of the same
 context type, an output of the usual type) in a loop of their own, the price of a chain being
-close to its hooks', and hand any other answer, with the callbacks after it, to the core loop. Rules (docs/callbacks.md), in list order, callbacks without the hook skipped:
+close to its hooks', and hand any other answer, with the callbacks after it, to the core loop.
+
+Rules (docs/callbacks.md), in list order, callbacks without the hook skipped:
 
 - `before`: `Cont(ctx)` passes `ctx` on; the first `Halt` stops the chain and is returned; an
   empty chain returns `Cont(ctx)`.
