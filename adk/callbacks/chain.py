@@ -317,12 +317,13 @@ async def run_before(
             if is_async:
                 out = await out
         except Exception as error:
-            out = _Raised(error)
+            known = _Known(None, error)
         else:
             if type(out) is Cont and type(out.ctx) is received:
                 ctx = out.ctx
                 continue
-        rest = chain(((_Known(out), False, owner),), rest)
+            known = _Known(out, None)
+        rest = chain(((known, False, owner),), rest)
         answer: Cont[Any] | Halt[Any] | Defer = await _run(
             rest, spec, ctx, None, continue_on_error, continue_on_response, deciders
         )
@@ -401,14 +402,15 @@ async def run_after(
             if is_async:
                 out = await out
         except Exception as error:
-            out = _Raised(error)
+            known = _Known(None, error)
         else:
             if type(out) is exact or anything:
                 if out is not result and deciders is not None:
                     deciders.append(owner)
                 result = out
                 continue
-        rest = chain(((_Known(out), False, owner),), rest)
+            known = _Known(out, None)
+        rest = chain(((known, False, owner),), rest)
         return await _run(rest, spec, result, ctx, continue_on_error, False, deciders)
     return result
 
@@ -482,26 +484,19 @@ async def run_on_error(
 _BEFORE, _AFTER, _ON_ERROR = BY_CHAIN[BEFORE], BY_CHAIN[AFTER], BY_CHAIN[ON_ERROR]
 
 
-class _Raised:
-    """What a hook raised, caught by a door's fast loop and handed to the core loop with the rest."""
+class _Known:
+    """A hook already called by a door's own loop: the core loop calls this in its place and gets
+    the same answer, or the same error raised."""
 
-    __slots__ = ("error",)
+    __slots__ = ("error", "out")
 
-    def __init__(self, error: Exception) -> None:
+    def __init__(self, out: object, error: Exception | None) -> None:
+        self.out = out
         self.error = error
 
-
-class _Known:
-    """A hook whose answer was had in a door's fast loop: the core loop calls it as if calling the hook."""
-
-    __slots__ = ("out",)
-
-    def __init__(self, out: object) -> None:
-        self.out = out
-
     def __call__(self, *args: object) -> object:
-        if type(self.out) is _Raised:
-            raise self.out.error
+        if self.error is not None:
+            raise self.error
         return self.out
 
 
