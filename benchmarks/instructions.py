@@ -1,7 +1,8 @@
 """Machine instructions per turn and per chain call, counted by valgrind's callgrind.
 
 Timings on a shared machine move by 10-20% from one run to the next; an instruction count is the
-same every time for the same code, so a change of 1% shows. Each figure is the count for 2n
+same from run to run within about 1% (string hashing is seeded alike; the collector's timing
+still varies), so a change of a few percent shows. Each figure is the count for 2n
 iterations less the count for n, over n: start-up and import cancel out. Instructions are not
 time (a cache miss costs more than an add) but a change that removes some rarely makes a turn
 slower. Needs valgrind; run from the project root: `python -m benchmarks.instructions [name ...]`.
@@ -9,6 +10,7 @@ slower. Needs valgrind; run from the project root: `python -m benchmarks.instruc
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -19,7 +21,9 @@ RUNS = {
     "S1": (1000, "r = runner.make_runner('S1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S2": (1000, "r = runner.make_runner('S2')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "S3.1": (500, "r = runner.make_runner('S3.1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "floor before, 1 hook": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS, CTX)"),
+    "floor before, 3 hooks": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS * 3, CTX)"),
     "run_before Callbacks, 1": (20_000, "for _ in range(n): await run_before(CBS, 'before_model', CTX)"),
     "run_before list, 1": (20_000, "for _ in range(n): await run_before(ONE, 'before_model', CTX)"),
     "floor after, 1 hook": (20_000, "for _ in range(n): await chain.floor_after_sync(AFTERS, RESPONSE, CTX)"),
@@ -56,6 +60,7 @@ def instructions(body: str, n: int) -> int:
             PROGRAM.format(body=body),
             str(n),
         ],
+        env={**os.environ, "PYTHONHASHSEED": "0"},
         capture_output=True,
         text=True,
         check=True,
@@ -70,10 +75,17 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("benchmarks.instructions needs valgrind (apt-get install valgrind)")
     names = sys.argv[1:] or list(RUNS)
+    counts = {}
     for name in names:
         n, body = RUNS[name]
-        per = (instructions(body, 2 * n) - instructions(body, n)) / n
-        print(f"{name:<26}{per:>10,.0f} instructions")
+        counts[name] = (instructions(body, 2 * n) - instructions(body, n)) / n
+        print(f"{name:<26}{counts[name]:>10,.0f} instructions")
+    if {"S3", "S3.1", "floor before, 1 hook", "floor before, 3 hooks"} <= counts.keys():
+        # S3 runs 24 hook calls with three callbacks a hook, S3.1 eight with one
+        more = (counts["S3"] - counts["S3.1"]) / 16
+        floor = (counts["floor before, 3 hooks"] - counts["floor before, 1 hook"]) / 2
+        ratio = f"{more / floor:.2f}x (target ≤ 1.5x)"
+        print(f"one more callback in S3: {more:,.0f} a call, floor {floor:,.0f} a hook: {ratio}")
 
 
 if __name__ == "__main__":
