@@ -377,3 +377,81 @@ async def test_a_loop_over_a_parallel_agent_that_had_ended_does_not_run_again(st
     events = await resumed(runner)
 
     assert [summary(e) for e in events] == SUMMED_UP
+
+
+def loop_over_a_loop(
+    planner: ScriptedModel, writer: ScriptedModel, critic: ScriptedModel, **inner: Any
+) -> LoopAgent:
+    """Three iterations of a planner then an inner loop of two iterations (writer, then critic)."""
+    inner_loop = loop_of(writer, critic, max_iterations=2, **inner)
+    return LoopAgent("outer", sub_agents=[LlmAgent("planner", model=planner), inner_loop], max_iterations=3)
+
+
+def planned(first: int, last: int) -> list[tuple[Any, ...]]:
+    """Outer iterations `first` to `last`: the plan, then two of the inner loop's."""
+    return [
+        step
+        for i in range(first, last + 1)
+        for step in [("model", "planner", f"p{i}"), *iterations(2 * i - 1, 2 * i)]
+    ]
+
+
+@pytest.mark.parametrize("cut", ["the critic's tool call", "the plan", "the inner loop's end"])
+async def test_a_loop_over_a_loop_counts_the_outer_iterations_and_goes_on_in_the_inner_one(
+    store: SessionService, cut: str
+) -> None:
+    # The second outer iteration is cut short where `cut` says: the inner loop's iterations must
+    # count as its own, not as the outer loop's.
+    planner = ScriptedModel(["p1", "p2", "p3"])
+    writer = ScriptedModel([f"w{i}" for i in range(1, 7)])
+    tool_call = [calls(call("t", "k"))] if cut == "the critic's tool call" else []
+    critic = ScriptedModel(["c1", "c2", *tool_call, *(f"c{i}" for i in range(3, 7))])
+    runner = Runner(loop_over_a_loop(planner, writer, critic), session_service=store)
+    stop = {
+        "the critic's tool call": lambda e: bool(e.tool_calls),
+        "the plan": lambda e: e.content == "p2",
+        "the inner loop's end": lambda e: e.content == "c4",
+    }[cut]
+    await cut_short(runner, stop)
+
+    events = await resumed(runner)
+
+    left = {
+        "the critic's tool call": [
+            ("tool", "critic", "t", "k", '{"echo":{}}'),
+            ("model", "critic", "c3"),
+            *iterations(4, 4),
+        ],
+        "the plan": iterations(3, 4),
+        "the inner loop's end": [],
+    }[cut]
+    assert [summary(e) for e in events] == [*left, *planned(3, 3), ("done", "outer")]
+    planner.assert_done()
+    writer.assert_done()
+    critic.assert_done()
+
+
+async def test_a_loop_over_a_loop_that_until_ended_early_counts_that_run_as_one_iteration(
+    store: SessionService,
+) -> None:
+    # The inner loop's first run ends after one of its two iterations ("ok"); the second outer
+    # iteration is cut short in the critic's tool call.
+    planner = ScriptedModel(["p1", "p2", "p3"])
+    writer = ScriptedModel([f"w{i}" for i in range(1, 6)])
+    critic = ScriptedModel(["c1 ok", calls(call("t", "k")), *(f"c{i}" for i in range(2, 6))])
+    runner = Runner(loop_over_a_loop(planner, writer, critic, until=mentioned("ok")), session_service=store)
+    await cut_short(runner, lambda e: bool(e.tool_calls))
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [
+        ("tool", "critic", "t", "k", '{"echo":{}}'),
+        ("model", "critic", "c2"),
+        *iterations(3, 3),
+        ("model", "planner", "p3"),
+        *iterations(4, 5),
+        ("done", "outer"),
+    ]
+    planner.assert_done()
+    writer.assert_done()
+    critic.assert_done()

@@ -93,13 +93,17 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
         and (not ctx.branch or e.branch == ctx.branch or e.branch.startswith(below))
     ]
     inside = [loop.find_agent(e.author) is not None for e in events]
-    if any(e.actions.escalate and inside[i] for i, e in enumerate(events)):
-        return None
-    first = next((i for i, mine in enumerate(inside) if mine), None)
-    if first is None:
+    # This run of the loop: what follows the last agent outside it that ran before it (a loop in
+    # a loop runs again in each of the outer one's iterations).
+    latest = max((i for i, mine in enumerate(inside) if mine), default=None)
+    if latest is None:
         return 0
+    before = max((i for i in range(latest) if not inside[i] and events[i].author != "user"), default=-1)
+    first = next(i for i in range(before + 1, latest + 1) if inside[i])
+    if any(e.actions.escalate and inside[i] for i, e in enumerate(events) if i >= first):
+        return None
     last = loop.sub_agents[-1]
-    ends = _finished(last, ctx.branch, events)
+    ends = [i for i in _finished(last, ctx.branch, events) if i >= first]
     start = ends[-1] + 1 if ends else first
     if any(not inside[i] and events[i].author != "user" for i in range(start, len(events))):
         return None  # an agent after the loop ran: the loop had ended
@@ -115,13 +119,32 @@ def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
     """The positions in `events` at which `agent`, on `branch`, finished a run, in order.
 
     An `LlmAgent` finishes with its final answer; a workflow with its last sub-agent; a
-    `ParallelAgent` once all of its children have (each on its own branch).
+    `ParallelAgent` once all of its children have (each on its own branch); a `LoopAgent` with
+    its `max_iterations`-th iteration or an escalation, or, when `until` ended it, where an agent
+    after it on its branch starts (no event marks where a loop's run ends).
     """
-    from adk.agents.workflow import ParallelAgent, parallel_branch
+    from adk.agents.workflow import LoopAgent, ParallelAgent, parallel_branch
 
     if isinstance(agent, ParallelAgent):
         runs = [_finished(c, parallel_branch(branch, agent.name, c.name), events) for c in agent.sub_agents]
         return [max(run) for run in zip(*runs, strict=False)]  # the runs every child finished
+    if isinstance(agent, LoopAgent):
+        iteration_ends = set(_finished(agent.sub_agents[-1], branch, events))
+        below = branch + "."
+        finished: list[int] = []
+        count, running = 0, -1  # iterations of the run going on, and its latest event (-1: none)
+        for i, e in enumerate(events):
+            if agent.find_agent(e.author) is None:
+                on_branch = not branch or e.branch == branch or e.branch.startswith(below)
+                if running >= 0 and on_branch and e.author != "user":
+                    finished.append(running)  # an agent after it ran: its run had ended
+                    count, running = 0, -1
+                continue
+            running = i
+            if e.actions.escalate or (i in iteration_ends and (count := count + 1) == agent.max_iterations):
+                finished.append(i)
+                count, running = 0, -1
+        return finished
     if agent.sub_agents:
         return _finished(agent.sub_agents[-1], branch, events)
     return [
