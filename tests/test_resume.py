@@ -455,3 +455,39 @@ async def test_a_loop_over_a_loop_that_until_ended_early_counts_that_run_as_one_
     planner.assert_done()
     writer.assert_done()
     critic.assert_done()
+
+
+async def test_a_loop_in_a_parallel_branch_of_a_loop_counts_only_its_own_current_run(
+    store: SessionService,
+) -> None:
+    # outer (2 iterations): writer, then side by side an inner loop (2 iterations: a, then b with
+    # a tool) and x. The second outer iteration is cut short in b's tool call, in the inner
+    # loop's first iteration: the inner loop's events are on a branch of their own, and the
+    # writer's (on the outer branch) tell where its first run ended. (The dropped run's tasks
+    # go on answering, unstored, until cancelled: the scripts have answers to spare, and what
+    # is checked is who ran.)
+    b_script = ["b1", "b2", calls(call("t", "k")), *(f"b{i}" for i in range(3, 9))]
+    inner = LoopAgent(
+        "inner",
+        sub_agents=[
+            LlmAgent("a", model=ScriptedModel([f"a{i}" for i in range(1, 9)])),
+            LlmAgent("b", model=ScriptedModel(b_script), tools=[Tool("t", idempotent=True)]),
+        ],
+        max_iterations=2,
+    )
+    side = ParallelAgent("side", sub_agents=[inner, LlmAgent("x", model=ScriptedModel(["x1", "x2", "x3"]))])
+    outer = LoopAgent(
+        "outer", sub_agents=[LlmAgent("writer", model=ScriptedModel(["w1", "w2"])), side], max_iterations=2
+    )
+    runner = Runner(outer, session_service=store)
+    await cut_short(runner, lambda e: bool(e.tool_calls))
+
+    events = await resumed(runner)
+
+    assert [(summary(e)[:2], e.branch) for e in events if e.branch != "side.x"] == [
+        (("tool", "b"), "side.inner"),  # the call cut short, then the rest of the iteration
+        (("model", "b"), "side.inner"),
+        (("model", "a"), "side.inner"),  # the inner loop's second iteration of this run
+        (("model", "b"), "side.inner"),
+        (("done", "outer"), ""),  # and the outer loop's two iterations are done
+    ]

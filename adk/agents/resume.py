@@ -84,13 +84,10 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     if ctx.branch in handled:
         return 0
     loop = ctx.agent
-    below = ctx.branch + "."
     events = [
         e
         for e in ctx.invocation.session.events
-        if e.invocation_id == ctx.invocation_id
-        and not e.is_partial
-        and (not ctx.branch or e.branch == ctx.branch or e.branch.startswith(below))
+        if e.invocation_id == ctx.invocation_id and not e.is_partial and _in_line(ctx.branch, e.branch)
     ]
     inside = [loop.find_agent(e.author) is not None for e in events]
     # This run of the loop: what follows the last agent outside it that ran before it (a loop in
@@ -111,8 +108,20 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
         begun = ends[-2] + 1 if len(ends) > 1 else first
         step = [e for e in events[begun:] if last.find_agent(e.author) is not None]
         return None if until is not None and until(ctx.state, step) else len(ends) - 1
-    handled.update({e.branch for e in events[:start]} - {e.branch for e in events[start:]})
+    cut = {e.branch for e in events[:start] if _below(ctx.branch, e.branch)}
+    handled.update(cut - {e.branch for e in events[start:]})
     return len(ends)
+
+
+def _below(branch: str, other: str) -> bool:
+    """Whether `other` is `branch` or a branch below it (a `ParallelAgent`'s child's, inside)."""
+    return not branch or other == branch or other.startswith(branch + ".")
+
+
+def _in_line(branch: str, other: str) -> bool:
+    """Whether agents on `other` run in sequence with those on `branch`: it is `branch`, below it,
+    or above it; not a branch beside it, whose agents run at the same time."""
+    return _below(branch, other) or _below(other, branch)
 
 
 def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
@@ -121,7 +130,7 @@ def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
     An `LlmAgent` finishes with its final answer; a workflow with its last sub-agent; a
     `ParallelAgent` once all of its children have (each on its own branch); a `LoopAgent` with
     its `max_iterations`-th iteration or an escalation, or, when `until` ended it, where an agent
-    after it on its branch starts (no event marks where a loop's run ends).
+    after it starts, on its branch or one above (no event marks where a loop's run ends).
     """
     from adk.agents.workflow import LoopAgent, ParallelAgent, parallel_branch
 
@@ -130,13 +139,11 @@ def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
         return [max(run) for run in zip(*runs, strict=False)]  # the runs every child finished
     if isinstance(agent, LoopAgent):
         iteration_ends = set(_finished(agent.sub_agents[-1], branch, events))
-        below = branch + "."
         finished: list[int] = []
         count, running = 0, -1  # iterations of the run going on, and its latest event (-1: none)
         for i, e in enumerate(events):
             if agent.find_agent(e.author) is None:
-                on_branch = not branch or e.branch == branch or e.branch.startswith(below)
-                if running >= 0 and on_branch and e.author != "user":
+                if running >= 0 and _in_line(branch, e.branch) and e.author != "user":
                     finished.append(running)  # an agent after it ran: its run had ended
                     count, running = 0, -1
                 continue
