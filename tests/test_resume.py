@@ -334,9 +334,9 @@ async def test_a_loop_over_a_parallel_agent_goes_on_in_its_iteration_and_keeps_i
     # order, each at once: a before b.)
     writer = ScriptedModel(["w1", "w2", "w3"])
     a = ScriptedModel(["a1", "a2", "a3"])
-    # b asks for a tool in the second iteration; the dropped run's task may get one call further.
+    # b asks for a tool in the second iteration (its task waits there: the run was dropped).
     b = ScriptedModel(
-        ["b1", calls(call("t", "k")), "b2", "b2", "b3"] if cut == "b's tool call" else ["b1", "b2", "b3"]
+        ["b1", calls(call("t", "k")), "b2", "b3"] if cut == "b's tool call" else ["b1", "b2", "b3"]
     )
     runner = Runner(loop_over_a_pair(writer, a, b, max_iterations=3), session_service=store)
     stop = {
@@ -359,6 +359,7 @@ async def test_a_loop_over_a_parallel_agent_goes_on_in_its_iteration_and_keeps_i
     assert [(summary(e), e.branch) for e in events] == [*left, *rounds(3, 3), (("done", "loop"), "")]
     writer.assert_done()
     a.assert_done()
+    b.assert_done()
 
 
 async def test_a_loop_over_a_parallel_agent_that_had_ended_does_not_run_again(store: SessionService) -> None:
@@ -463,31 +464,28 @@ async def test_a_loop_in_a_parallel_branch_of_a_loop_counts_only_its_own_current
     # outer (2 iterations): writer, then side by side an inner loop (2 iterations: a, then b with
     # a tool) and x. The second outer iteration is cut short in b's tool call, in the inner
     # loop's first iteration: the inner loop's events are on a branch of their own, and the
-    # writer's (on the outer branch) tell where its first run ended. (The dropped run's tasks
-    # go on answering, unstored, until cancelled: the scripts have answers to spare, and what
-    # is checked is who ran.)
-    b_script = ["b1", "b2", calls(call("t", "k")), *(f"b{i}" for i in range(3, 9))]
+    # writer's (on the outer branch) tell where its first run ended.
+    writer, x = ScriptedModel(["w1", "w2"]), ScriptedModel(["x1", "x2"])
+    a = ScriptedModel([f"a{i}" for i in range(1, 5)])
+    b = ScriptedModel(["b1", "b2", calls(call("t", "k")), "b3", "b4"])
     inner = LoopAgent(
         "inner",
-        sub_agents=[
-            LlmAgent("a", model=ScriptedModel([f"a{i}" for i in range(1, 9)])),
-            LlmAgent("b", model=ScriptedModel(b_script), tools=[Tool("t", idempotent=True)]),
-        ],
+        sub_agents=[LlmAgent("a", model=a), LlmAgent("b", model=b, tools=[Tool("t", idempotent=True)])],
         max_iterations=2,
     )
-    side = ParallelAgent("side", sub_agents=[inner, LlmAgent("x", model=ScriptedModel(["x1", "x2", "x3"]))])
-    outer = LoopAgent(
-        "outer", sub_agents=[LlmAgent("writer", model=ScriptedModel(["w1", "w2"])), side], max_iterations=2
-    )
+    side = ParallelAgent("side", sub_agents=[inner, LlmAgent("x", model=x)])
+    outer = LoopAgent("outer", sub_agents=[LlmAgent("writer", model=writer), side], max_iterations=2)
     runner = Runner(outer, session_service=store)
     await cut_short(runner, lambda e: bool(e.tool_calls))
 
     events = await resumed(runner)
 
-    assert [(summary(e)[:2], e.branch) for e in events if e.branch != "side.x"] == [
-        (("tool", "b"), "side.inner"),  # the call cut short, then the rest of the iteration
-        (("model", "b"), "side.inner"),
-        (("model", "a"), "side.inner"),  # the inner loop's second iteration of this run
-        (("model", "b"), "side.inner"),
-        (("done", "outer"), ""),  # and the outer loop's two iterations are done
+    assert [(summary(e), e.branch) for e in events if e.branch != "side.x"] == [
+        (("tool", "b", "t", "k", '{"echo":{}}'), "side.inner"),
+        (("model", "b", "b3"), "side.inner"),
+        (("model", "a", "a4"), "side.inner"),
+        (("model", "b", "b4"), "side.inner"),
+        (("done", "outer"), ""),
     ]
+    for model in (writer, a, b):
+        model.assert_done()

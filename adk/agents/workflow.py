@@ -42,22 +42,30 @@ def parallel_branch(branch: str, parallel: str, child: str) -> str:
 class ParallelAgent(BaseAgent):
     """Runs its sub-agents concurrently, each on its own branch (`<branch>.<this name>.<child name>`).
 
-    Events are yielded as they come. If one child fails, the others are cancelled and the error
-    ends the invocation.
+    Events are yielded as they come. A child goes on after a complete event only once the
+    consumer has taken it (the runner stores what it takes before asking for more), so that its
+    next step sees it in its branch's history. If one child fails, the others are cancelled and
+    the error ends the invocation.
     """
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
-        queue: asyncio.Queue[Event | Exception | None] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[Event, asyncio.Future[None] | None] | Exception | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
 
         async def pump(agent: BaseAgent) -> None:
             branch = parallel_branch(ctx.branch, self.name, agent.name)
             try:
                 async for event in _relay(agent, ctx, branch):
-                    await queue.put(event)
+                    if event.is_partial:
+                        queue.put_nowait((event, None))
+                        continue
+                    taken = loop.create_future()
+                    queue.put_nowait((event, taken))
+                    await taken
             except Exception as error:
-                await queue.put(error)
+                queue.put_nowait(error)
             finally:
-                await queue.put(None)
+                queue.put_nowait(None)
 
         tasks = [asyncio.create_task(pump(agent), name=f"adk:{agent.name}") for agent in self.sub_agents]
         try:
@@ -69,7 +77,10 @@ class ParallelAgent(BaseAgent):
                 elif isinstance(item, Exception):
                     raise item
                 else:
-                    yield item
+                    event, taken = item
+                    yield event
+                    if taken is not None:
+                        taken.set_result(None)
         finally:
             for task in tasks:
                 task.cancel()

@@ -75,6 +75,28 @@ async def test_parallel_agent_children_run_on_their_own_branches_and_do_not_see_
     assert (events[0].branch, events[-1].branch) == ("", "")
 
 
+async def test_in_a_parallel_branch_each_agent_sees_what_the_ones_before_it_there_said() -> None:
+    # A sequence on one branch beside another child: the second agent of the sequence sees the
+    # first's answer, although the consumer stores events after the children produce them.
+    def said(name: str) -> Any:
+        return lambda request: f"{name} saw: {seen(request)}"
+
+    sequence = SequentialAgent(
+        "seq",
+        sub_agents=[
+            LlmAgent("a", model=ScriptedModel([said("a")])),
+            LlmAgent("b", model=ScriptedModel([said("b")])),
+        ],
+    )
+    par = ParallelAgent("par", sub_agents=[sequence, LlmAgent("c", model=ScriptedModel([said("c")]))])
+    events = await run(Runner(par))
+    assert sorted((e.branch, e.content) for e in events[1:-1]) == [
+        ("par.c", "c saw: hi"),
+        ("par.seq", "a saw: hi"),
+        ("par.seq", "b saw: hi | a saw: hi"),
+    ]
+
+
 def _then_call(step: Any) -> Any:
     """Wrap a text step so that its answer also asks for the echo tool."""
 
