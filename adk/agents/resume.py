@@ -76,7 +76,8 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     short, the branches below the loop that had no event in it yet are marked picked up: their
     agents (a `ParallelAgent`'s children, each on its own branch) run as usual, rather than being
     taken for ones that had finished it. A loop that had not started, or that starts after the
-    agent that picked up on its branch, runs from its first iteration. None: it had ended (its
+    agent that picked up on its branch, runs from its first iteration; a loop inside another
+    counts only its current run, what follows the last agent outside it. None: it had ended (its
     sub-agents had escalated, an agent after it had run, or `until` held at the end of the
     iteration it stopped at).
     """

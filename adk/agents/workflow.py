@@ -79,7 +79,7 @@ class ParallelAgent(BaseAgent):
                 else:
                     event, taken = item
                     yield event
-                    if taken is not None:
+                    if taken is not None and not taken.done():  # done: its child was cancelled
                         taken.set_result(None)
         finally:
             for task in tasks:
