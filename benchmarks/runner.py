@@ -39,6 +39,7 @@ from adk import (
     ToolContext,
     ToolDeclaration,
 )
+from adk.agents import ParallelAgent
 from adk.sessions import InMemorySessionService, SqliteSessionService
 
 TEXT = LlmResponse.text("hello")
@@ -105,6 +106,9 @@ class Noop:
 
 
 def make_runner(workload: str) -> Runner:
+    if workload == "P3":  # a ParallelAgent of three children, one text turn each
+        children = [LlmAgent(f"c{i}", model=InstantModel(use_tool=False)) for i in range(3)]
+        return Runner(ParallelAgent("p", sub_agents=children), session_service=InMemorySessionService())
     tool = workload != "S1"
     callbacks = [Noop() for _ in range(3 if workload == "S3" else 1 if workload == "S3.1" else 0)]
     agent = LlmAgent(
@@ -411,6 +415,9 @@ def main() -> None:
     print(
         f"   one more callback:        {one_more:8.2f} µs a call (three callbacks a hook against one),"
         f" floor {floor:.2f}: {one_more / floor:.1f}x (target ≤ 1.5x; benchmarks.chain times it alone)"
+    )
+    print(
+        f"P3 three parallel text turns: {measure('P3'):7.1f} µs/invocation (no target; S1 is one such turn)"
     )
     for store in ("memory", "sqlite"):
         fresh, long = asyncio.run(long_session_ratio(store, n=30 if args.quick else 200))
