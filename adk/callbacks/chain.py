@@ -307,7 +307,9 @@ async def run_before(
         spec = _BEFORE[hook]
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
-        raise _not_of(hook, "run_before", "before") from None
+        if hook not in _BEFORE:
+            raise _not_of(hook, "run_before", "before") from None
+        spec, impls = _BEFORE[hook], ()  # a Callbacks made before the hook was declared has none
     # The Conts that keep the context's type, here; from any other answer on, the core loop.
     received = type(ctx)
     rest = iter(impls)
@@ -390,7 +392,9 @@ async def run_after(
         spec = _AFTER[hook]
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
-        raise _not_of(hook, "run_after", "after") from None
+        if hook not in _AFTER:
+            raise _not_of(hook, "run_after", "after") from None
+        spec, impls = _AFTER[hook], ()  # a Callbacks made before the hook was declared has none
     if spec.unary:  # declared to be called with one argument: the core loop calls it so
         return await _run(impls, spec, result, ctx, continue_on_error, False, deciders)
     # The outputs of the type most are, here; from any other answer on, the core loop.
@@ -474,7 +478,9 @@ async def run_on_error(
         spec = _ON_ERROR[hook]
         impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
     except KeyError:
-        raise _not_of(hook, "run_on_error", "on_error") from None
+        if hook not in _ON_ERROR:
+            raise _not_of(hook, "run_on_error", "on_error") from None
+        spec, impls = _ON_ERROR[hook], ()  # a Callbacks made before the hook was declared has none
     recovered: Retry[Any] | Fallback[Any] | Raise = await _run(
         impls, spec, error, ctx, continue_on_error, False, deciders
     )  # errors: not a hot path, no fast loop

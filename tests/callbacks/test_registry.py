@@ -24,7 +24,7 @@ from adk.callbacks import (
     run_on_error,
 )
 from adk.callbacks.chain import run_chain
-from adk.callbacks.registry import AFTER, REPLACE, Hook, declare_hooks, hook_impls
+from adk.callbacks.registry import AFTER, BEFORE, ON_ERROR, REPLACE, Hook, declare_hooks, hook_impls
 from adk.errors import CallbackError, CallbackRegistrationError
 from tests.callbacks import module_callback
 from tests.callbacks.scripted import Scripted, Trace
@@ -458,6 +458,22 @@ async def test_run_after_calls_a_declared_one_argument_after_hook_with_one_argum
     finally:
         del registry._declared[hook.name]
         del registry.BY_CHAIN[hook.chain][hook.name]  # type: ignore[attr-defined]
+        registry._misspelt.cache_clear()
+
+
+async def test_the_chain_helpers_find_no_hooks_of_a_family_declared_after_the_callbacks() -> None:
+    early = Callbacks.of([Both()])
+    hooks = (Hook("before_paint", BEFORE), Hook("after_paint", AFTER), Hook("on_paint_error", ON_ERROR))
+    declare_hooks(*hooks)
+    try:
+        error = ValueError("smudge")
+        assert await run_before(early, "before_paint", ["ctx"]) == Cont(["ctx"])  # type: ignore[call-overload]
+        assert await run_after(early, "after_paint", "canvas", None) == "canvas"  # type: ignore[call-overload]
+        assert await run_on_error(early, "on_paint_error", error, None) == Raise(error)  # type: ignore[call-overload]
+    finally:
+        for hook in hooks:
+            del registry._declared[hook.name]
+            del registry.BY_CHAIN[hook.chain][hook.name]  # type: ignore[attr-defined]
         registry._misspelt.cache_clear()
 
 
