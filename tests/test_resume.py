@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from adk import Approve
 from adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from adk.agents.conditions import mentioned
 from adk.context import ToolContext
@@ -487,5 +488,51 @@ async def test_a_loop_in_a_parallel_branch_of_a_loop_counts_only_its_own_current
         (("model", "b", "b4"), "side.inner"),
         (("done", "outer"), ""),
     ]
+    for model in (writer, a, b, x):
+        model.assert_done()
+
+
+async def test_a_pause_for_approval_in_a_loop_in_a_parallel_branch_of_a_loop_goes_on_where_it_stopped(
+    store: SessionService,
+) -> None:
+    # The inner loop's second iteration asks for an approval (outer iteration 1); x had answered
+    # beside it. The runner's pause event, on the outer branch, is no agent running after the loop.
+    paid = Tool("t")
+    paid.requires_approval = True
+    a = ScriptedModel(["a1", calls(call("t", "c1")), "a2", "a3", "a4"])
+    b, x, writer = (
+        ScriptedModel(["b1", "b2", "b3", "b4"]),
+        ScriptedModel(["x1", "x2"]),
+        ScriptedModel(["w1", "w2"]),
+    )
+    inner = LoopAgent(
+        "inner", sub_agents=[LlmAgent("a", model=a, tools=[paid]), LlmAgent("b", model=b)], max_iterations=2
+    )
+    side = ParallelAgent("side", sub_agents=[inner, LlmAgent("x", model=x)])
+    outer = LoopAgent("outer", sub_agents=[LlmAgent("writer", model=writer), side], max_iterations=2)
+    runner = Runner(outer, session_service=store)
+    first = [e async for e in runner.run("u", "s", "hi")]
+    assert [(summary(e)[:3], e.branch) for e in first if e.branch == "side.x"] == [
+        (("model", "x", "x1"), "side.x")
+    ]
+
+    events = [e async for e in runner.run("u", "s", approvals={"c1": Approve()})]
+
+    by_branch: dict[str, list[tuple[Any, ...]]] = {}
+    for e in events:
+        by_branch.setdefault(e.branch, []).append(summary(e))
+    assert by_branch == {
+        "side.inner": [
+            ("tool", "a", "t", "c1", '{"echo":{}}'),
+            ("model", "a", "a2"),
+            ("model", "b", "b2"),  # the inner loop's first run ends: the outer iteration with it
+            ("model", "a", "a3"),
+            ("model", "b", "b3"),
+            ("model", "a", "a4"),
+            ("model", "b", "b4"),
+        ],
+        "": [("model", "writer", "w2"), ("done", "outer")],
+        "side.x": [("model", "x", "x2")],
+    }
     for model in (writer, a, b, x):
         model.assert_done()

@@ -91,19 +91,20 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
         if e.invocation_id == ctx.invocation_id and not e.is_partial and _in_line(ctx.branch, e.branch)
     ]
     inside = [loop.find_agent(e.author) is not None for e in events]
+    outside = [not inside[i] and _spoke(e) for i, e in enumerate(events)]  # another agent's answer
     # This run of the loop: what follows the last agent outside it that ran before it (a loop in
     # a loop runs again in each of the outer one's iterations).
     latest = max((i for i, mine in enumerate(inside) if mine), default=None)
     if latest is None:
         return 0
-    before = max((i for i in range(latest) if not inside[i] and events[i].author != "user"), default=-1)
+    before = max((i for i in range(latest) if outside[i]), default=-1)
     first = next(i for i in range(before + 1, latest + 1) if inside[i])
     if any(e.actions.escalate and inside[i] for i, e in enumerate(events) if i >= first):
         return None
     last = loop.sub_agents[-1]
     ends = [i for i in _finished(last, ctx.branch, events) if i >= first]
     start = ends[-1] + 1 if ends else first
-    if any(not inside[i] and events[i].author != "user" for i in range(start, len(events))):
+    if any(outside[start:]):
         return None  # an agent after the loop ran: the loop had ended
     if ends and ends[-1] == len(events) - 1:  # stopped right at an iteration's end
         begun = ends[-2] + 1 if len(ends) > 1 else first
@@ -112,6 +113,12 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     cut = {e.branch for e in events[:start] if _below(ctx.branch, e.branch)}
     handled.update(cut - {e.branch for e in events[start:]})
     return len(ends)
+
+
+def _spoke(event: Event) -> bool:
+    """Whether `event` is an agent's message (an answer, a call, a result): not the user's, nor the
+    runner's pause or a state change, which tell nothing of where a loop's run ended."""
+    return event.author != "user" and event.message is not None
 
 
 def _below(branch: str, other: str) -> bool:
@@ -144,7 +151,7 @@ def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
         count, running = 0, -1  # iterations of the run going on, and its latest event (-1: none)
         for i, e in enumerate(events):
             if agent.find_agent(e.author) is None:
-                if running >= 0 and _in_line(branch, e.branch) and e.author != "user":
+                if running >= 0 and _in_line(branch, e.branch) and _spoke(e):
                     finished.append(running)  # an agent after it ran: its run had ended
                     count, running = 0, -1
                 continue
