@@ -536,3 +536,35 @@ async def test_a_pause_for_approval_in_a_loop_in_a_parallel_branch_of_a_loop_goe
     }
     for model in (writer, a, b, x):
         model.assert_done()
+
+
+async def test_an_approval_asked_in_a_loop_in_a_loop_is_carried_out_when_given(store: SessionService) -> None:
+    # The inner loop asks for an approval in the outer loop's second iteration; the approval
+    # carries the call out and both loops finish their iterations (the call used to be dropped:
+    # the inner iterations counted as the outer loop's, which took itself for finished).
+    paid = Tool("t")
+    paid.requires_approval = True
+    planner, a = ScriptedModel(["p1", "p2"]), ScriptedModel(["a1", "a2", "a3", "a4"])
+    b = ScriptedModel(["b1", "b2", calls(call("t", "k")), "b3", "b4"])
+    inner = LoopAgent(
+        "inner", sub_agents=[LlmAgent("a", model=a), LlmAgent("b", model=b, tools=[paid])], max_iterations=2
+    )
+    outer = LoopAgent("outer", sub_agents=[LlmAgent("planner", model=planner), inner], max_iterations=2)
+    runner = Runner(outer, session_service=store)
+    assert [e.object for e in [e async for e in runner.run("u", "s", "hi")]][-2:] == [
+        "tool.approval_request",
+        "runner.paused",
+    ]
+
+    events = [e async for e in runner.run("u", "s", approvals={"k": Approve()})]
+
+    assert [summary(e) for e in events] == [
+        ("tool", "b", "t", "k", '{"echo":{}}'),
+        ("model", "b", "b3"),
+        ("model", "a", "a4"),
+        ("model", "b", "b4"),
+        ("done", "outer"),
+    ]
+    assert paid.calls == [{}]
+    for model in (planner, a, b):
+        model.assert_done()
