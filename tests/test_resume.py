@@ -12,7 +12,7 @@ from adk import Approve
 from adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from adk.agents.conditions import mentioned
 from adk.context import ToolContext
-from adk.events import Event, Message
+from adk.events import Event, LlmResponse, Message
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.testing import ScriptedModel
@@ -568,3 +568,100 @@ async def test_an_approval_asked_in_a_loop_in_a_loop_is_carried_out_when_given(s
     assert paid.calls == [{}]
     for model in (planner, a, b):
         model.assert_done()
+
+
+# --- cut anywhere: resuming gives the conversation an uninterrupted run gives ---------------------
+
+
+class Echo:
+    """Answers `<label><n>`, n the number of messages it is shown, and at the `call_at` counts
+    first calls tool `t`: the same answer whenever asked with the same history, so a resumed run
+    must show every agent what an uninterrupted one showed it."""
+
+    name = "echo"
+
+    def __init__(self, label: str, call_at: tuple[int, ...] = ()) -> None:
+        self.label, self.call_at = label, call_at
+
+    async def generate(self, request: Any) -> AsyncIterator[Any]:
+        n = len(request.messages)
+        if n in self.call_at and request.messages[-1].role != "tool":
+            yield calls(call("t", f"{self.label}-{n}"))
+        else:
+            yield LlmResponse.text(f"{self.label}{n}")
+
+
+def echo(name: str, *call_at: int) -> LlmAgent:
+    return LlmAgent(name, model=Echo(name, call_at), tools=[Tool("t", idempotent=True)])
+
+
+NESTED: dict[str, Callable[[], Any]] = {
+    "a loop in a loop": lambda: LoopAgent(
+        "outer",
+        sub_agents=[echo("p"), LoopAgent("inner", sub_agents=[echo("a"), echo("b", 5)], max_iterations=2)],
+        max_iterations=2,
+    ),
+    "a parallel agent in a loop": lambda: LoopAgent(
+        "loop",
+        sub_agents=[
+            echo("w"),
+            ParallelAgent(
+                "par", sub_agents=[echo("a", 4), SequentialAgent("s", sub_agents=[echo("b"), echo("c")])]
+            ),
+        ],
+        max_iterations=2,
+    ),
+    "a loop in a parallel agent in a loop": lambda: LoopAgent(
+        "outer",
+        sub_agents=[
+            echo("w"),
+            ParallelAgent(
+                "side",
+                sub_agents=[
+                    LoopAgent("inner", sub_agents=[echo("a"), echo("b", 4)], max_iterations=2),
+                    echo("x"),
+                ],
+            ),
+        ],
+        max_iterations=2,
+    ),
+    "loops in a sequence": lambda: SequentialAgent(
+        "seq",
+        sub_agents=[
+            LoopAgent("l1", sub_agents=[echo("a"), echo("b")], max_iterations=2),
+            LoopAgent("l2", sub_agents=[echo("c", 6), echo("d")], max_iterations=2),
+            echo("z"),
+        ],
+    ),
+}
+
+
+def conversation(session: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Per branch, the messages the agents gave (who, role, text, call ids), in order."""
+    by_branch: dict[str, list[tuple[Any, ...]]] = {}
+    for e in session.events:
+        message = e.message
+        if e.author != "user" and message is not None:
+            calls_made = tuple(c.id for c in message.tool_calls or ())
+            by_branch.setdefault(e.branch, []).append((e.author, message.role, message.content, calls_made))
+    return by_branch
+
+
+@pytest.mark.parametrize("shape", list(NESTED))
+async def test_a_run_cut_after_any_event_and_resumed_holds_the_conversation_of_one_never_cut(
+    store: SessionService, shape: str
+) -> None:
+    make = NESTED[shape]
+    whole = [e async for e in Runner(make(), session_service=store).run("u", "whole", "hi")]
+    expected = conversation(await store.get("u", "whole"))
+    for cut in range(1, len(whole) - 1):  # after the user's message ... before the completion
+        session_id = f"cut-{cut}"
+        runner = Runner(make(), session_service=store)
+        events, seen = runner.run("u", session_id, "hi"), 0
+        async for _ in events:
+            seen += 1
+            if seen == cut:
+                break
+        await events.aclose()
+        [e async for e in runner.resume("u", session_id)]
+        assert conversation(await store.get("u", session_id)) == expected, f"cut after event {cut}"

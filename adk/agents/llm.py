@@ -293,8 +293,9 @@ class LlmAgent(BaseAgent):
                 return
             target = transferred(invocation, calls) if self._transfer is not None else None
             if target is not None:
-                async for event in hand_over(ctx, target):
-                    yield event
+                async with aclosing(hand_over(ctx, target)) as handed:
+                    async for event in handed:
+                        yield event
                 return
         raise MaxIterationsExceeded(
             f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"

@@ -49,7 +49,8 @@ def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
     ]
     name = ctx.agent.name
     if not any(e.author == name for e in mine):
-        return []  # it had not started
+        handled.add(branch)  # it had not started: it picks up, and what follows on its branch is new
+        return []
     if mine[-1].author != name:
         return None  # another agent ran after it on this branch
     handled.add(branch)
@@ -96,6 +97,7 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     # a loop runs again in each of the outer one's iterations).
     latest = max((i for i, mine in enumerate(inside) if mine), default=None)
     if latest is None:
+        handled.add(ctx.branch)  # it had not started: it picks up, and what follows on its branch is new
         return 0
     before = max((i for i in range(latest) if outside[i]), default=-1)
     first = next(i for i in range(before + 1, latest + 1) if inside[i])

@@ -17,10 +17,11 @@ from adk.events import Event
 __all__ = ["LoopAgent", "ParallelAgent", "SequentialAgent"]
 
 
-async def _relay(agent: BaseAgent, ctx: AgentContext, branch: str) -> AsyncGenerator[Event, None]:
-    async with aclosing(agent.run(ctx.invocation, branch)) as events:
-        async for event in events:
-            yield event
+def _running(agent: BaseAgent, ctx: AgentContext, branch: str) -> aclosing[AsyncGenerator[Event, None]]:
+    """`agent`'s run on `branch`, closed when the `async with` ends, whatever ends it: an `async
+    for` left by an exception (the consumer closing the run) does not close what it iterates,
+    and the agents below (a `ParallelAgent`'s tasks) would run on until the collector got to it."""
+    return aclosing(agent.run(ctx.invocation, branch))
 
 
 class SequentialAgent(BaseAgent):
@@ -30,8 +31,9 @@ class SequentialAgent(BaseAgent):
         for agent in self.sub_agents:
             if ctx.invocation.ended:
                 return
-            async for event in _relay(agent, ctx, ctx.branch):
-                yield event
+            async with _running(agent, ctx, ctx.branch) as events:
+                async for event in events:
+                    yield event
 
 
 def parallel_branch(branch: str, parallel: str, child: str) -> str:
@@ -55,13 +57,14 @@ class ParallelAgent(BaseAgent):
         async def pump(agent: BaseAgent) -> None:
             branch = parallel_branch(ctx.branch, self.name, agent.name)
             try:
-                async for event in _relay(agent, ctx, branch):
-                    if event.is_partial:
-                        queue.put_nowait((event, None))
-                        continue
-                    taken = loop.create_future()
-                    queue.put_nowait((event, taken))
-                    await taken
+                async with _running(agent, ctx, branch) as events:
+                    async for event in events:
+                        if event.is_partial:
+                            queue.put_nowait((event, None))
+                            continue
+                        taken = loop.create_future()
+                        queue.put_nowait((event, taken))
+                        await taken
             except Exception as error:
                 queue.put_nowait(error)
             finally:
@@ -127,10 +130,11 @@ class LoopAgent(BaseAgent):
                     return
                 escalated = False
                 step: list[Event] = []
-                async for event in _relay(agent, ctx, ctx.branch):
-                    escalated = escalated or event.actions.escalate
-                    if until is not None and not event.is_partial:
-                        step.append(event)
-                    yield event
+                async with _running(agent, ctx, ctx.branch) as events:
+                    async for event in events:
+                        escalated = escalated or event.actions.escalate
+                        if until is not None and not event.is_partial:
+                            step.append(event)
+                        yield event
                 if escalated or (until is not None and until(ctx.state, step)):
                     return

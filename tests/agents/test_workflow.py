@@ -12,7 +12,7 @@ from adk.context import AgentContext, ModelContext, ToolContext
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest
 from adk.runner import Runner
-from adk.testing import ScriptedModel
+from adk.testing import ScriptedModel, transfer_to
 from tests._runtime import Recorder, Tool, call, calls, run, shapes
 
 
@@ -95,6 +95,41 @@ async def test_in_a_parallel_branch_each_agent_sees_what_the_ones_before_it_ther
         ("par.seq", "a saw: hi"),
         ("par.seq", "b saw: hi | a saw: hi"),
     ]
+
+
+@pytest.mark.parametrize("wrap", ["sequence", "loop", "transfer"])
+async def test_a_run_closed_early_cancels_the_agents_still_running_under_a_workflow_at_once(
+    wrap: str,
+) -> None:
+    # A ParallelAgent's child is in a model call that never ends when the consumer closes the
+    # run: the call is cancelled before aclose() returns, not whenever the collector gets to it.
+    cancelled: list[str] = []
+
+    async def stuck(request: LlmRequest) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append("a")
+            raise
+        return "never"
+
+    par = ParallelAgent(
+        "p",
+        sub_agents=[LlmAgent("a", model=ScriptedModel([stuck])), LlmAgent("b", model=ScriptedModel(["b1"]))],
+    )
+    root: LlmAgent | SequentialAgent | LoopAgent
+    if wrap == "sequence":
+        root = SequentialAgent("s", sub_agents=[par])
+    elif wrap == "loop":
+        root = LoopAgent("l", sub_agents=[par], max_iterations=1)
+    else:
+        root = LlmAgent("r", model=ScriptedModel([transfer_to("p")]), sub_agents=[par])
+    events = Runner(root).run("u", "s", "hi")
+    async for event in events:
+        if event.author == "b":
+            break
+    await events.aclose()
+    assert cancelled == ["a"]
 
 
 def _then_call(step: Any) -> Any:
