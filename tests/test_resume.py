@@ -15,7 +15,7 @@ from adk.context import ToolContext
 from adk.events import Event, LlmResponse, Message
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
-from adk.testing import ScriptedModel
+from adk.testing import ScriptedModel, transfer_to
 from tests._runtime import Recorder, Tool, call, calls, summary
 
 
@@ -576,16 +576,18 @@ async def test_an_approval_asked_in_a_loop_in_a_loop_is_carried_out_when_given(s
 class Echo:
     """Answers `<label><n>`, n the number of messages it is shown, and at the `call_at` counts
     first calls tool `t`: the same answer whenever asked with the same history, so a resumed run
-    must show every agent what an uninterrupted one showed it."""
+    must show every agent what an uninterrupted one showed it. `first` answers the user's message."""
 
     name = "echo"
 
-    def __init__(self, label: str, call_at: tuple[int, ...] = ()) -> None:
-        self.label, self.call_at = label, call_at
+    def __init__(self, label: str, call_at: tuple[int, ...] = (), first: LlmResponse | None = None) -> None:
+        self.label, self.call_at, self.first = label, call_at, first
 
     async def generate(self, request: Any) -> AsyncIterator[Any]:
         n = len(request.messages)
-        if n in self.call_at and request.messages[-1].role != "tool":
+        if n == 1 and self.first is not None:
+            yield self.first
+        elif n in self.call_at and request.messages[-1].role != "tool":
             yield calls(call("t", f"{self.label}-{n}"))
         else:
             yield LlmResponse.text(f"{self.label}{n}")
@@ -593,6 +595,11 @@ class Echo:
 
 def echo(name: str, *call_at: int) -> LlmAgent:
     return LlmAgent(name, model=Echo(name, call_at), tools=[Tool("t", idempotent=True)])
+
+
+def handing_over(to: Any) -> LlmAgent:
+    """An agent that hands the user's message over to `to`, its sub-agent."""
+    return LlmAgent("r", model=Echo("r", first=transfer_to(to.name, call_id="x")), sub_agents=[to])
 
 
 NESTED: dict[str, Callable[[], Any]] = {
@@ -624,6 +631,14 @@ NESTED: dict[str, Callable[[], Any]] = {
             ),
         ],
         max_iterations=2,
+    ),
+    "a transfer to a loop": lambda: handing_over(
+        LoopAgent("loop", sub_agents=[echo("a"), echo("b", 4)], max_iterations=2)
+    ),
+    "a transfer to a parallel agent": lambda: handing_over(
+        ParallelAgent(
+            "par", sub_agents=[echo("a", 3), SequentialAgent("s", sub_agents=[echo("b"), echo("c")])]
+        )
     ),
     "loops in a sequence": lambda: SequentialAgent(
         "seq",
@@ -665,3 +680,24 @@ async def test_a_run_cut_after_any_event_and_resumed_holds_the_conversation_of_o
         await events.aclose()
         [e async for e in runner.resume("u", session_id)]
         assert conversation(await store.get("u", session_id)) == expected, f"cut after event {cut}"
+
+
+async def test_an_approval_asked_under_a_transfer_is_carried_out_when_given(store: SessionService) -> None:
+    # The root hands over to a sequence whose first agent asks for an approval; the answered run
+    # goes on there (it used to end at once: the root, followed by other agents, was skipped).
+    paid = Tool("t")
+    paid.requires_approval = True
+    a, b = ScriptedModel([calls(call("t", "k")), "a done"]), ScriptedModel(["b done"])
+    work = SequentialAgent("work", sub_agents=[LlmAgent("a", model=a, tools=[paid]), LlmAgent("b", model=b)])
+    runner = Runner(handing_over(work), session_service=store)
+    assert [e.object for e in [e async for e in runner.run("u", "s", "hi")]][-1] == "runner.paused"
+
+    events = [e async for e in runner.run("u", "s", approvals={"k": Approve()})]
+
+    assert [summary(e) for e in events] == [
+        ("tool", "a", "t", "k", '{"echo":{}}'),
+        ("model", "a", "a done"),
+        ("model", "b", "b done"),
+        ("done", "r"),
+    ]
+    assert paid.calls == [{}]

@@ -15,7 +15,7 @@ from typing import Any, assert_never
 
 from adk.agents.base import BaseAgent
 from adk.agents.output import CorrectOutput, Output
-from adk.agents.resume import RESUMING, finish_calls, pending_calls
+from adk.agents.resume import RESUMING, finish_calls, handed_over_to, pending_calls
 from adk.agents.tool import AgentTool, Relay
 from adk.agents.transfer import TRANSFER_TOOL, TransferTool, hand_over, transfer_targets, transferred
 from adk.approvals import Answer, Approve, Pending, Reject, ToolResult
@@ -206,6 +206,13 @@ class LlmAgent(BaseAgent):
                 f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
             )
         if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
+            transfer = self._transfer
+            handed_to = transfer.targets.get(handed_over_to(ctx) or "") if transfer is not None else None
+            if handed_to is not None:  # the turn it had handed over goes on there
+                async with aclosing(handed_to.run(invocation, ctx.branch)) as events:
+                    async for event in events:
+                        yield event
+                return
             pending = pending_calls(ctx)
             if pending is None:
                 return
@@ -217,6 +224,12 @@ class LlmAgent(BaseAgent):
                 turn.extend(c.message for c in result.choices if c.message is not None)
             if _waits(finished):
                 invocation.end_invocation()
+                return
+            target = transferred(invocation, pending) if transfer is not None else None
+            if target is not None:  # a transfer call it had made, carried out now
+                async with aclosing(hand_over(ctx, target)) as handed_events:
+                    async for event in handed_events:
+                        yield event
                 return
         for _ in range(self.max_iterations):
             if invocation.ended:

@@ -12,9 +12,11 @@ result, and the application's answers (`Invocation.answers`) say what becomes of
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
+from adk.agents.transfer import TRANSFER_TOOL
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
 
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from adk.context import AgentContext
     from adk.tools import BaseTool
 
-__all__ = ["RESUMING", "finish_calls", "loop_iterations_done", "pending_calls"]
+__all__ = ["RESUMING", "finish_calls", "handed_over_to", "loop_iterations_done", "pending_calls"]
 
 RESUMING: dict[str, set[str]] = {}
 """Invocation ids being resumed -> the branches whose agent has already picked up."""
@@ -66,6 +68,37 @@ def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
                 return None  # its final answer is stored
             return [c for c in message.tool_calls if c.id not in answered]
     return []
+
+
+def handed_over_to(ctx: AgentContext) -> str | None:
+    """The name of the agent the `LlmAgent` of `ctx` had handed its turn to, which runs again in
+    its place: its last event on its branch is the `agent.transfer`, or the result of its call to
+    `transfer_to_agent` (the worker died before the transfer's own event). None if it had not."""
+    if ctx.branch in RESUMING[ctx.invocation_id]:
+        return None
+    name = ctx.agent.name
+    mine = (  # what it did: its messages and transfers (not the runner's pause, were it the root)
+        e
+        for e in reversed(ctx.invocation.session.events)
+        if e.invocation_id == ctx.invocation_id
+        and e.branch == ctx.branch
+        and e.author == name
+        and (e.message is not None or e.object == ObjectType.AGENT_TRANSFER)
+    )
+    last = next(mine, None)
+    if last is None:
+        return None
+    if last.object == ObjectType.AGENT_TRANSFER:
+        return last.actions.transfer_to_agent
+    result = last.message
+    if result is None or result.role != "tool" or result.name != TRANSFER_TOOL:
+        return None
+    for e in mine:  # back to the call it answers
+        for call in (e.message.tool_calls or []) if e.message is not None else []:
+            if call.id == result.tool_call_id:
+                target = json.loads(call.function.arguments or "{}").get("agent_name")
+                return target if isinstance(target, str) else None
+    return None
 
 
 def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | None:

@@ -77,6 +77,7 @@ class TransferTool(BaseTool):
     """`transfer_to_agent(agent_name)`: hand the conversation to one of `targets`."""
 
     name = TRANSFER_TOOL
+    idempotent = True  # it only notes where the turn goes: a resumed run makes a call cut short again
 
     def __init__(self, agent: LlmAgent, targets: Sequence[BaseAgent]) -> None:
         self.agent = agent
