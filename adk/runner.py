@@ -86,11 +86,15 @@ def _answers(
     given = ", ".join(repr(i) for i in [*approvals, *results])
     if last is None or last.object != ObjectType.RUNNER_PAUSED:
         raise ApprovalError(f"{where} has no paused run: no call waits, so {given} cannot be answered")
+    mine = [e for e in session.events if e.invocation_id == last.invocation_id]
+    # a call answered when an earlier pause of this invocation was (its result stored) waits no more
+    done = {m.tool_call_id for e in mine if (m := e.message) is not None and m.role == "tool"}
     kinds = {
         i: e.object
-        for e in session.events
-        if e.invocation_id == last.invocation_id and e.object != ObjectType.RUNNER_PAUSED
+        for e in mine
+        if e.object != ObjectType.RUNNER_PAUSED
         for i in e.long_running_tool_ids
+        if i not in done
     }
     waiting = ", ".join(repr(i) for i in kinds)
     answers: dict[str, Answer] = {}

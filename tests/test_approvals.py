@@ -112,6 +112,32 @@ async def test_approved_the_call_runs_through_before_and_after_tool_in_the_same_
     model.assert_done()
 
 
+async def test_an_invocation_that_pauses_again_is_answered_for_the_calls_that_wait_now() -> None:
+    # Approved, the run goes on and asks again: the second answer names only the new call (the
+    # first is answered, its result stored), and the same invocation finishes.
+    pay = Tool("pay")
+    script = [calls(call("pay", "c1", amount=5000)), calls(call("pay", "c2", amount=7000)), "paid twice"]
+    agent, model = payment_agent(pay, script=script)
+    runner = Runner(agent, callbacks=[LargeNeedApproval("cb", [])])
+    first = await run(runner)
+    assert shape(first[-1]) == ("runner.paused", "bank", ["c1"])
+
+    second = await run(runner, None, approvals={"c1": Approve()})
+    assert shape(second[-1]) == ("runner.paused", "bank", ["c2"])
+    with pytest.raises(ApprovalError, match="call 'c1' is not waiting for approval"):
+        await run(runner, None, approvals={"c1": Approve(), "c2": Approve()})
+
+    third = await run(runner, None, approvals={"c2": Approve()})
+    assert [shape(e) for e in third] == [
+        ("tool", "bank", "pay", "c2", '{"echo":{"amount":7000}}'),
+        ("model", "bank", "paid twice"),
+        ("done", "bank"),
+    ]
+    assert {e.invocation_id for e in [*first, *second, *third]} == {first[0].invocation_id}
+    assert pay.calls == [{"amount": 5000}, {"amount": 7000}]
+    model.assert_done()
+
+
 async def test_rejected_the_model_gets_the_rejection_as_the_result_and_the_tool_never_runs() -> None:
     @tool(requires_approval=True)
     def transfer(amount: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from adk import Approve
 from adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from adk.agents.conditions import mentioned
 from adk.context import ToolContext
-from adk.events import Event, LlmResponse, Message
+from adk.events import Event, LlmResponse, Message, ObjectType
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.testing import ScriptedModel, transfer_to
@@ -593,8 +594,15 @@ class Echo:
             yield LlmResponse.text(f"{self.label}{n}")
 
 
-def echo(name: str, *call_at: int) -> LlmAgent:
-    return LlmAgent(name, model=Echo(name, call_at), tools=[Tool("t", idempotent=True)])
+def echo(name: str, *call_at: int, approval: bool = False) -> LlmAgent:
+    """An agent answering as `Echo` does, whose tool `t` waits for an approval if `approval`."""
+    tool = Tool("t", idempotent=True)
+    tool.requires_approval = approval
+    return LlmAgent(name, model=Echo(name, call_at), tools=[tool])
+
+
+def gated(name: str, *call_at: int) -> LlmAgent:
+    return echo(name, *call_at, approval=True)
 
 
 def handing_over(to: Any) -> LlmAgent:
@@ -602,13 +610,14 @@ def handing_over(to: Any) -> LlmAgent:
     return LlmAgent("r", model=Echo("r", first=transfer_to(to.name, call_id="x")), sub_agents=[to])
 
 
-NESTED: dict[str, Callable[[], Any]] = {
-    "a loop in a loop": lambda: LoopAgent(
+# Each made with the agent maker it is given: `echo`, or `gated` whose tool calls wait for approval.
+NESTED: dict[str, Callable[[Callable[..., LlmAgent]], Any]] = {
+    "a loop in a loop": lambda echo: LoopAgent(
         "outer",
         sub_agents=[echo("p"), LoopAgent("inner", sub_agents=[echo("a"), echo("b", 5)], max_iterations=2)],
         max_iterations=2,
     ),
-    "a parallel agent in a loop": lambda: LoopAgent(
+    "a parallel agent in a loop": lambda echo: LoopAgent(
         "loop",
         sub_agents=[
             echo("w"),
@@ -618,33 +627,33 @@ NESTED: dict[str, Callable[[], Any]] = {
         ],
         max_iterations=2,
     ),
-    "a loop in a parallel agent in a loop": lambda: LoopAgent(
+    "a loop in a parallel agent in a loop": lambda echo: LoopAgent(
         "outer",
         sub_agents=[
             echo("w"),
             ParallelAgent(
                 "side",
                 sub_agents=[
-                    LoopAgent("inner", sub_agents=[echo("a"), echo("b", 4)], max_iterations=2),
-                    echo("x"),
+                    LoopAgent("inner", sub_agents=[echo("a"), echo("b", 5)], max_iterations=2),
+                    echo("x", 4),
                 ],
             ),
         ],
         max_iterations=2,
     ),
-    "a transfer to a loop": lambda: handing_over(
+    "a transfer to a loop": lambda echo: handing_over(
         LoopAgent("loop", sub_agents=[echo("a"), echo("b", 4)], max_iterations=2)
     ),
-    "a transfer to a parallel agent": lambda: handing_over(
+    "a transfer to a parallel agent": lambda echo: handing_over(
         ParallelAgent(
-            "par", sub_agents=[echo("a", 3), SequentialAgent("s", sub_agents=[echo("b"), echo("c")])]
+            "par", sub_agents=[echo("a"), SequentialAgent("s", sub_agents=[echo("b"), echo("c", 4)])]
         )
     ),
-    "loops in a sequence": lambda: SequentialAgent(
+    "loops in a sequence": lambda echo: SequentialAgent(
         "seq",
         sub_agents=[
             LoopAgent("l1", sub_agents=[echo("a"), echo("b")], max_iterations=2),
-            LoopAgent("l2", sub_agents=[echo("c", 6), echo("d")], max_iterations=2),
+            LoopAgent("l2", sub_agents=[echo("c", 5), echo("d")], max_iterations=2),
             echo("z"),
         ],
     ),
@@ -666,7 +675,7 @@ def conversation(session: Any) -> dict[str, list[tuple[Any, ...]]]:
 async def test_a_run_cut_after_any_event_and_resumed_holds_the_conversation_of_one_never_cut(
     store: SessionService, shape: str
 ) -> None:
-    make = NESTED[shape]
+    make = partial(NESTED[shape], echo)
     whole = [e async for e in Runner(make(), session_service=store).run("u", "whole", "hi")]
     expected = conversation(await store.get("u", "whole"))
     for cut in range(1, len(whole) - 1):  # after the user's message ... before the completion
@@ -680,6 +689,23 @@ async def test_a_run_cut_after_any_event_and_resumed_holds_the_conversation_of_o
         await events.aclose()
         [e async for e in runner.resume("u", session_id)]
         assert conversation(await store.get("u", session_id)) == expected, f"cut after event {cut}"
+
+
+@pytest.mark.parametrize("shape", list(NESTED))
+async def test_a_run_whose_calls_wait_for_approval_holds_once_approved_the_conversation_of_one_that_did_not(
+    store: SessionService, shape: str
+) -> None:
+    [e async for e in Runner(NESTED[shape](echo), session_service=store).run("u", "free", "hi")]
+    expected = conversation(await store.get("u", "free"))
+    runner = Runner(NESTED[shape](gated), session_service=store)
+    events, pauses = [e async for e in runner.run("u", "gated", "hi")], 0
+    while events[-1].object == ObjectType.RUNNER_PAUSED:
+        pauses += 1
+        answers = dict.fromkeys(events[-1].long_running_tool_ids, Approve())
+        events = [e async for e in runner.run("u", "gated", approvals=answers)]
+    assert pauses >= 1
+    assert events[-1].object == ObjectType.RUNNER_COMPLETION
+    assert conversation(await store.get("u", "gated")) == expected
 
 
 async def test_an_approval_asked_under_a_transfer_is_carried_out_when_given(store: SessionService) -> None:
