@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
+from adk.approvals import waiting_calls
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Deferred
 from adk.callbacks.registry import REPLACE, Callbacks, Hook, HookImpl, declare_hooks, short_repr
@@ -633,7 +634,7 @@ def _answered(
     """
     if isinstance(answer, str):
         return answer
-    waiting = _waiting_calls(session)
+    waiting = waiting_calls(session) if session is not None else {}
     approvals: dict[str, Answer] = {}
     results: dict[str, str] = {}
     for at, entry in enumerate(resume):
@@ -682,28 +683,6 @@ def _answered(
             "the paused run waits for an answer to every call; missing: " + ", ".join(missing),
         )
     return approvals, results
-
-
-def _waiting_calls(session: Session | None) -> dict[str, tuple[str, str]]:
-    """The calls the session's paused run waits for: call id -> (its waiting event's object, tool).
-
-    The object says whose answer it waits for: a person's approval (`tool.approval_request`), the
-    client's result (`tool.client_pending`), or the application's (`tool.pending`).
-    """
-    last = session.events[-1] if session is not None and session.events else None
-    if session is None or last is None or last.object != ObjectType.RUNNER_PAUSED:
-        return {}
-    events = [e for e in session.events if e.invocation_id == last.invocation_id]
-    tools = {c.id: c.function.name for e in events for c in e.tool_calls}
-    return {
-        i: (e.object, tools.get(i, ""))
-        for e in events
-        if e.object in _WAITING
-        for i in e.long_running_tool_ids
-    }
-
-
-_WAITING = frozenset({ObjectType.APPROVAL_REQUEST, ObjectType.CLIENT_PENDING, ObjectType.TOOL_PENDING})
 
 
 def _approval(entry: ResumeEntry, where: str) -> Answer:

@@ -10,9 +10,14 @@ approvals=..., tool_results=...)` resumes the same invocation, in any process (d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-__all__ = ["Answer", "Approve", "Pending", "Reject", "ToolResult"]
+from adk.events import ObjectType
+
+if TYPE_CHECKING:
+    from adk.sessions.base import Session
+
+__all__ = ["Answer", "Approve", "Pending", "Reject", "ToolResult", "waiting_calls"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +52,29 @@ class ToolResult:
 
 Answer: TypeAlias = Approve | Reject | ToolResult
 """What a waiting call is answered with."""
+
+
+_WAITING = frozenset({ObjectType.APPROVAL_REQUEST, ObjectType.CLIENT_PENDING, ObjectType.TOOL_PENDING})
+
+
+def waiting_calls(session: Session) -> dict[str, tuple[str, str]]:
+    """The calls the session's paused run waits for: call id -> (its waiting event's object, tool).
+
+    The object says whose answer it waits for: a person's approval (`tool.approval_request`), the
+    client's result (`tool.client_pending`), or the application's (`tool.pending`). A call
+    answered at an earlier pause of the same invocation (its result stored) waits no more. Empty
+    when the session's last run did not pause.
+    """
+    last = session.events[-1] if session.events else None
+    if last is None or last.object != ObjectType.RUNNER_PAUSED:
+        return {}
+    events = [e for e in session.events if e.invocation_id == last.invocation_id]
+    tools = {c.id: c.function.name for e in events for c in e.tool_calls}
+    answered = {m.tool_call_id for e in events if (m := e.message) is not None and m.role == "tool"}
+    return {
+        i: (e.object, tools.get(i, ""))
+        for e in events
+        if e.object in _WAITING
+        for i in e.long_running_tool_ids
+        if i not in answered
+    }

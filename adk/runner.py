@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 from adk.agents.base import BaseAgent, _carry_escalation
 from adk.agents.resume import RESUMING
 from adk.agents.transfer import active_agent
-from adk.approvals import Answer, Approve, Reject, ToolResult
+from adk.approvals import Answer, Approve, Reject, ToolResult, waiting_calls
 from adk.callbacks.decisions import carried
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
@@ -86,16 +86,7 @@ def _answers(
     given = ", ".join(repr(i) for i in [*approvals, *results])
     if last is None or last.object != ObjectType.RUNNER_PAUSED:
         raise ApprovalError(f"{where} has no paused run: no call waits, so {given} cannot be answered")
-    mine = [e for e in session.events if e.invocation_id == last.invocation_id]
-    # a call answered when an earlier pause of this invocation was (its result stored) waits no more
-    done = {m.tool_call_id for e in mine if (m := e.message) is not None and m.role == "tool"}
-    kinds = {
-        i: e.object
-        for e in mine
-        if e.object != ObjectType.RUNNER_PAUSED
-        for i in e.long_running_tool_ids
-        if i not in done
-    }
+    kinds = {i: kind for i, (kind, _) in waiting_calls(session).items()}
     waiting = ", ".join(repr(i) for i in kinds)
     answers: dict[str, Answer] = {}
     for ids, accepted, what in (

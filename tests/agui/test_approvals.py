@@ -141,6 +141,18 @@ def test_an_approval_reaches_the_official_client_as_an_interrupt_whose_resume_en
     ]
 
 
+def test_a_run_that_asks_again_after_an_approval_is_answered_for_the_new_call_only() -> None:
+    bank = Bank(calls(call("pay", "c1", amount=5000)), calls(call("pay", "c2", amount=7000)), reply)
+    first, second, third = through_client(
+        bank, {"runId": "r1"}, {"runId": "r2", "resume": {"c1": YES}}, {"runId": "r3", "resume": {"c2": YES}}
+    )
+    assert first["events"][-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c1", 5000)]}
+    assert second["events"][-1]["outcome"] == {"type": "interrupt", "interrupts": [interrupt("c2", 7000)]}
+    assert third["events"][-1]["type"] == "RUN_FINISHED"
+    assert third["events"][-1].get("outcome", {"type": "success"})["type"] == "success"
+    assert bank.pay.calls == [{"amount": 5000}, {"amount": 7000}]
+
+
 @pytest.mark.parametrize(
     ("entry", "result"),
     [
