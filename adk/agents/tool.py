@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from adk.agents.base import BaseAgent
-from adk.errors import ToolArgumentsError
+from adk.errors import ToolArgumentsError, ToolError
 from adk.events import Choice, Event, Message, ToolDeclaration
 from adk.sessions.base import Session
 from adk.tools import BaseTool
@@ -80,6 +80,7 @@ class AgentTool(BaseTool):
         if emit is not None:
             emit(asked)
         answer: Event | None = None
+        waited = len(caller.waiting)  # the fork's calls left waiting are added to the caller's
         try:
             async with aclosing(agent.run(invocation, branch)) as events:
                 async for event in events:
@@ -91,8 +92,17 @@ class AgentTool(BaseTool):
                     if emit is not None:
                         emit(event)
         finally:
-            if invocation.ended:
+            waiting = caller.waiting[waited:]
+            del caller.waiting[waited:]
+            if invocation.ended and not waiting:
                 caller.end_invocation()
+        if waiting:
+            # Its run cannot pause: nothing would resume it (its session is its own, in memory).
+            raise ToolError(
+                f"agent tool {self.name!r} stopped: inside it, call {', '.join(map(repr, waiting))} waits"
+                " for an answer (an approval or a pending result), which an agent used as a tool cannot"
+                " wait for; give that tool to the calling agent, or hand over with a transfer instead"
+            )
         if answer is None:
             return ""
         answering = agent.find_agent(answer.author)

@@ -15,11 +15,12 @@ from adk import (
     ModelContext,
     ObjectType,
     Runner,
+    SequentialAgent,
     ToolContext,
 )
 from adk.errors import BadRequestError
 from adk.testing import ScriptedModel, call_tool
-from tests._runtime import Recorder, run
+from tests._runtime import Recorder, Tool, call, calls, run
 
 
 class Trace(Recorder):
@@ -226,3 +227,27 @@ def test_an_agent_tool_takes_an_agent() -> None:
     with pytest.raises(TypeError, match="AgentTool takes an agent, got 'helper'"):
         AgentTool("helper")  # type: ignore[arg-type]
     assert AgentTool(LlmAgent("h", model=ScriptedModel([])), name="other").declaration.name == "other"
+
+
+async def test_a_call_in_an_agent_tool_that_would_wait_is_an_error_the_model_sees_not_an_empty_answer() -> (
+    None
+):
+    # An agent used as a tool cannot pause (nothing would resume its run): a call inside it that
+    # asks for approval makes the agent tool's call fail, naming the call, and the run goes on.
+    needs_approval = Tool("t")
+    needs_approval.requires_approval = True
+    inner = LlmAgent("a", model=ScriptedModel([calls(call("t", "k")), "a done"]), tools=[needs_approval])
+    boss_model = ScriptedModel([call_tool("team", call_id="c1", request="go"), "sorry"])
+    boss = LlmAgent("boss", model=boss_model, tools=[SequentialAgent("team", sub_agents=[inner])])
+
+    events = await run(Runner(boss))
+
+    result = next(
+        e for e in events if e.author == "boss" and e.message is not None and e.message.role == "tool"
+    )
+    assert result.content.startswith(
+        "Error: ToolError: agent tool 'team' stopped: inside it, call 'k' waits for an answer"
+    )
+    assert boss_model.requests[1].messages[-1].content == result.content
+    assert events[-1].object == ObjectType.RUNNER_COMPLETION  # not paused: nothing waits
+    assert needs_approval.calls == []
