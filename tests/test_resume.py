@@ -13,7 +13,7 @@ from adk import Approve
 from adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from adk.agents.conditions import mentioned
 from adk.context import ToolContext
-from adk.events import Event, LlmResponse, Message, ObjectType
+from adk.events import Event, LlmResponse, Message, ObjectType, ToolCall
 from adk.runner import Runner
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.testing import ScriptedModel, transfer_to
@@ -727,3 +727,24 @@ async def test_an_approval_asked_under_a_transfer_is_carried_out_when_given(stor
         ("done", "r"),
     ]
     assert paid.calls == [{}]
+
+
+@pytest.mark.parametrize("arguments", ["not json [", '["w"]', '{"agent_name": "nobody"}'])
+async def test_a_failed_transfer_cut_short_is_no_hand_over_and_the_model_is_asked_again(
+    store: SessionService, arguments: str
+) -> None:
+    # A model's transfer call with broken or hostile arguments fails (its result says why); a
+    # worker that dies after that result leaves nothing handed over: the resumed run asks the
+    # model again rather than crashing on the arguments or running another agent.
+    bad = LlmResponse.calls(ToolCall.of("transfer_to_agent", arguments, id="x"))
+    root_model, other = ScriptedModel([bad, "tried again"]), ScriptedModel([])
+    root = LlmAgent("r", model=root_model, sub_agents=[LlmAgent("w", model=other)])
+    runner = Runner(root, session_service=store)
+    first = await cut_short(runner, lambda e: e.object == ObjectType.TOOL_RESPONSE)
+    assert first[-1].error is not None
+
+    events = await resumed(runner)
+
+    assert [summary(e) for e in events] == [("model", "r", "tried again"), ("done", "r")]
+    root_model.assert_done()
+    assert other.requests == []

@@ -12,12 +12,12 @@ result, and the application's answers (`Invocation.answers`) say what becomes of
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from adk.agents.transfer import TRANSFER_TOOL
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
+from adk.tools import parse_arguments
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
@@ -91,12 +91,12 @@ def handed_over_to(ctx: AgentContext) -> str | None:
     if last.object == ObjectType.AGENT_TRANSFER:
         return last.actions.transfer_to_agent
     result = last.message
-    if result is None or result.role != "tool" or result.name != TRANSFER_TOOL:
-        return None
-    for e in mine:  # back to the call it answers
+    if result is None or result.role != "tool" or result.name != TRANSFER_TOOL or last.error is not None:
+        return None  # not a transfer, or one that failed (the model was told why)
+    for e in mine:  # back to the call it answers: its arguments were checked when it was made
         for call in (e.message.tool_calls or []) if e.message is not None else []:
             if call.id == result.tool_call_id:
-                target = json.loads(call.function.arguments or "{}").get("agent_name")
+                target = parse_arguments(TRANSFER_TOOL, call.function.arguments).get("agent_name")
                 return target if isinstance(target, str) else None
     return None
 
