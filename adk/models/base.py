@@ -6,11 +6,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from adk.events import Data, LlmResponse, Message, ToolDeclaration
+from adk.events import Data, LlmResponse, Message, ToolDeclaration, _new
 
 __all__ = ["LlmRequest", "Model"]
-
-_new = object.__new__
 
 
 @dataclass(slots=True, kw_only=True)
