@@ -56,6 +56,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
 from adk.callbacks.registry import (
+    _LISTS,
     AFTER,
     BEFORE,
     BY_CHAIN,
@@ -305,11 +306,16 @@ async def run_before(
     """
     try:
         spec = _BEFORE[hook]
-        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
+        if isinstance(callbacks, Callbacks):
+            impls = callbacks._hooks[hook]
+        elif type(callbacks) is list and len(callbacks) == 1:  # hook_impls' lookup, inlined
+            impls = _LISTS[id(callbacks[0])][hook]
+        else:
+            impls = hook_impls(callbacks, hook)
     except KeyError:
         if hook not in _BEFORE:
             raise _not_of(hook, "run_before", "before") from None
-        spec, impls = _BEFORE[hook], ()  # a Callbacks made before the hook was declared has none
+        spec, impls = _BEFORE[hook], _impls(callbacks, hook)
     # The Conts that keep the context's type, here; from any other answer on, the core loop.
     received = type(ctx)
     rest = iter(impls)
@@ -390,11 +396,16 @@ async def run_after(
     """
     try:
         spec = _AFTER[hook]
-        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
+        if isinstance(callbacks, Callbacks):
+            impls = callbacks._hooks[hook]
+        elif type(callbacks) is list and len(callbacks) == 1:  # hook_impls' lookup, inlined
+            impls = _LISTS[id(callbacks[0])][hook]
+        else:
+            impls = hook_impls(callbacks, hook)
     except KeyError:
         if hook not in _AFTER:
             raise _not_of(hook, "run_after", "after") from None
-        spec, impls = _AFTER[hook], ()  # a Callbacks made before the hook was declared has none
+        spec, impls = _AFTER[hook], _impls(callbacks, hook)
     if spec.unary:  # declared to be called with one argument: the core loop calls it so
         return await _run(impls, spec, result, ctx, continue_on_error, False, deciders)
     # The outputs of the type most are, here; from any other answer on, the core loop.
@@ -480,7 +491,7 @@ async def run_on_error(
     except KeyError:
         if hook not in _ON_ERROR:
             raise _not_of(hook, "run_on_error", "on_error") from None
-        spec, impls = _ON_ERROR[hook], ()  # a Callbacks made before the hook was declared has none
+        spec, impls = _ON_ERROR[hook], _impls(callbacks, hook)
     recovered: Retry[Any] | Fallback[Any] | Raise = await _run(
         impls, spec, error, ctx, continue_on_error, False, deciders
     )  # errors: not a hot path, no fast loop
@@ -504,6 +515,12 @@ class _Known:
         if self.error is not None:
             raise self.error
         return self.out
+
+
+def _impls(callbacks: Callbacks | Iterable[object], hook: str) -> tuple[HookImpl, ...]:
+    """The implementations of a declared `hook` when the quick lookup missed: a list seen for the
+    first time, or (none) a `Callbacks` made before the hook was declared."""
+    return () if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
 
 
 def _not_of(name: str, helper: str, chain: str) -> ValueError:

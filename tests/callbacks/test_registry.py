@@ -601,6 +601,24 @@ async def test_a_plain_list_of_instances_is_resolved_once_for_those_objects_in_t
     assert await run_before([b, a], "before_tool", []) == Cont(["b", "a"])
 
 
+async def test_a_list_of_one_callback_finds_each_hook_it_is_asked_for() -> None:
+    # A list of one is looked up in the doors themselves: each hook asked of the same object is
+    # its own, a hook it lacks is an empty chain, and a module (never kept) is resolved each time.
+    class Both(Named):
+        def after_tool(self, result: str, ctx: object) -> str:
+            return f"{result} after {self.name}"
+
+    both = Both("b")
+    for _ in range(2):
+        assert await run_before([both], "before_tool", []) == Cont(["b"])
+        assert await run_after([both], "after_tool", "r", None) == "r after b"
+        assert await run_before([both], "before_model", ["ctx"]) == Cont(["ctx"])
+        assert await run_after([both], "after_model", "r", None) == "r"
+    for _ in range(2):
+        assert await run_before([module_callback], "before_model", ("x",)) == Cont(("x", "module"))
+        assert await run_after([module_callback], "after_tool", "r", None) == "module(r)"
+
+
 async def test_objects_of_lists_forgotten_are_never_mistaken_for_new_ones_at_their_address() -> None:
     # More lists than are kept: the cache is emptied, its objects freed, their addresses reused.
     class Other:
