@@ -285,9 +285,12 @@ class LlmAgent(BaseAgent):
                     await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
             if response is None:  # every path of the envelope ends in a response, or raises
                 raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
-            if response.message is not None:
-                turn.append(response.message)
-            calls = response.tool_calls
+            message = response.message
+            if message is None:
+                calls: tuple[ToolCall, ...] = ()
+            else:
+                turn.append(message)
+                calls = message.tool_calls
             if not calls:
                 return
             if self._relays:  # agent tools: their agents' events stream out while the calls run
