@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -45,17 +46,25 @@ __all__ = [
 def _fill(size: int) -> list[str]:
     """`size` fresh ids, cut in C from one system call's random bytes: a call per id was a tenth
     of a turn's cost."""
-    global _pool
-    _pool = os.urandom(16 * size).hex(" ", 16).split()
-    return _pool
+    pool = os.urandom(16 * size).hex(" ", 16).split()
+    _pools.append(pool)
+    return pool
 
 
-_pool: list[str] = []
+def _forget_pools() -> None:
+    """In a forked child: empty the pools it inherited, so that it never hands out its parent's
+    next ids; its iterator then fills a new one."""
+    for pool in _pools:
+        pool.clear()
+
+
+_pools: deque[list[str]] = deque(maxlen=8)
+"""The last pools filled: the one being handed out is among them (threads that fill at the same
+time may finish in any order)."""
 new_id: Callable[[], str] = chain.from_iterable(map(_fill, repeat(256))).__next__
 """A fresh random identifier: 32 hex digits (128 bits from `os.urandom`), from a pool filled 256
 at a time; a C call, no Python frame, except once per 256."""
-# A forked child must not hand out the ids left in its parent's pool: emptied, it is filled anew.
-os.register_at_fork(after_in_child=lambda: _pool.clear())
+os.register_at_fork(after_in_child=_forget_pools)
 
 
 class ObjectType:
