@@ -94,7 +94,7 @@ def handed_over_to(ctx: AgentContext) -> str | None:
     if result is None or result.role != "tool" or result.name != TRANSFER_TOOL or last.error is not None:
         return None  # not a transfer, or one that failed (the model was told why)
     for e in mine:  # back to the call it answers: its arguments were checked when it was made
-        for call in (e.message.tool_calls or []) if e.message is not None else []:
+        for call in e.tool_calls:
             if call.id == result.tool_call_id:
                 target = parse_arguments(TRANSFER_TOOL, call.function.arguments).get("agent_name")
                 return target if isinstance(target, str) else None
