@@ -55,7 +55,7 @@ class InMemorySessionService:
         session = self._sessions.get(key)
         if session is None:
             session = self._sessions[key] = Session._empty(session_id, user_id)
-        return self._fresh(session) if self._scoped else session  # a call less while nothing is scoped
+        return self._fresh(session)
 
     async def get(self, user_id: str, session_id: str) -> Session | None:
         session = self._sessions.get((user_id, session_id))
