@@ -395,13 +395,16 @@ class Runner:
                         yield first
 
                     started = agent or active_agent(self.agent, session)
-                    # With no run hooks, an agent with no agent hooks runs its body alone (one
-                    # generator less per run); the escalations and error locations that its run()
-                    # would add are added here.
-                    body = started._run_bare(invocation) if hooks is None else None
-                    events = body if body is not None else started.run(invocation)
-                    if hooks is not None:
-                        events = hooks.events(events, first)
+                    # With no run hooks, an agent with no agent hooks is run here step by step (a
+                    # step that needs no generator has none); the escalations and error locations
+                    # that its run() would add are added here.
+                    steps = started._bare_steps(invocation) if hooks is None else None
+                    events: AsyncGenerator[Event, None] | None = None
+                    """What is being iterated: the agent's run, or a step that streams."""
+                    if steps is None:
+                        events = started.run(invocation)
+                        if hooks is not None:
+                            events = hooks.events(events, first)
                     # current_invocation() is set around each step of the agent only: the consumer's
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
@@ -409,28 +412,40 @@ class Runner:
                         while True:
                             token = _current_invocation.set(invocation)
                             try:
-                                event = await anext(events)
-                            except StopAsyncIteration:
-                                break
+                                if events is None:
+                                    if steps is None or steps.over:
+                                        break
+                                    step = await steps.next()
+                                    if not isinstance(step, list):
+                                        events = step
+                                        continue
+                                    batch: Sequence[Event] = step
+                                else:
+                                    batch = (await anext(events),)
+                            except StopAsyncIteration:  # the agent's run, or a step's generator, ended
+                                events = None
+                                continue
                             except Exception as error:
-                                if body is not None:
+                                if steps is not None:
                                     locate(error, f"agent:{started.name}")
                                 failure, location = error, where(error) or f"agent:{author}"
                                 break
                             finally:
                                 _current_invocation.reset(token)
-                            if not event.is_partial:
-                                if body is not None and invocation.escalated:
-                                    _carry_escalation(invocation, event)
-                                if state.has_delta:
-                                    event.actions.state_delta.update(state.take_delta())
-                                if not _saved_now(now, held, event):
-                                    await _save(store, held, event)
-                            if invocation._observers:
-                                invocation._notify(event)
-                            yield event
+                            for event in batch:
+                                if not event.is_partial:
+                                    if steps is not None and invocation.escalated:
+                                        _carry_escalation(invocation, event)
+                                    if state.has_delta:
+                                        event.actions.state_delta.update(state.take_delta())
+                                    if not _saved_now(now, held, event):
+                                        await _save(store, held, event)
+                                if invocation._observers:
+                                    invocation._notify(event)
+                                yield event
                     finally:
-                        await events.aclose()  # closes every agent below now, cancelling their tool tasks
+                        if events is not None:  # closes every agent below now, cancelling their tool tasks
+                            await events.aclose()
 
                     if failure is None:
                         if state.has_delta:

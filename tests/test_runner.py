@@ -556,3 +556,22 @@ async def test_a_subclass_with_its_own_run_or_body_is_run_as_it_says() -> None:
     assert [e.branch for e in stamped] == ["", "stamped", ""]
     named = await run(Runner(OwnBody("root", model=ScriptedModel(["hello"]))))
     assert [e.author for e in named] == ["user", "root", "root"]
+
+
+async def test_a_subclass_body_built_on_the_agents_passes_on_each_of_its_steps() -> None:
+    # super()._run_body drives the agent's steps: a streamed call's chunks as they come (a step
+    # that is a generator), then its response, the tool's result and the answer (steps that are lists).
+    model = ScriptedModel([calls(call("echo", "c1", x=1)), "all done"])
+    agent = OwnBody("root", model=model, tools=[Tool("echo")])
+    got = await shapes(Runner(agent), stream=True)
+    assert got == [
+        ("model", "user", "hi"),
+        ("chunk", "root", "", [("c1", "echo", '{"x":')]),
+        ("chunk", "root", "", [("c1", "echo", " 1}")]),
+        ("model", "root", "", [("echo", '{"x": 1}')]),
+        ("tool", "root", "echo", "c1", '{"echo":{"x":1}}'),
+        ("chunk", "root", "all"),
+        ("chunk", "root", " done"),
+        ("model", "root", "all done"),
+        ("done", "root"),
+    ]

@@ -9,8 +9,8 @@ output is emitted as a new final event → its state delta.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Iterable, Sequence
-from typing import Any, ClassVar, assert_never
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from typing import Protocol, assert_never
 
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
@@ -25,16 +25,18 @@ from adk.events import Choice, Event, Message
 __all__ = ["BaseAgent"]
 
 
+class Steps(Protocol):
+    """An agent's run as steps (`BaseAgent._steps`): await `next()` until `over`; each step gives
+    its events, or the generator of a step that streams them (exhaust it before the next)."""
+
+    over: bool
+
+    @property
+    def next(self) -> Callable[[], Awaitable[list[Event] | AsyncGenerator[Event, None]]]: ...
+
+
 class BaseAgent(ABC):
     """An agent: a name, callbacks, sub-agents, and a body that yields events."""
-
-    _authored: ClassVar[bool] = False
-    """Whether every event of `_run_body` names its author (`run` leaves those as they are)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "_run_body" in cls.__dict__ and "_authored" not in cls.__dict__:
-            cls._authored = False  # a body of its own: whether its events name their author is unknown
 
     def __init__(
         self,
@@ -115,17 +117,34 @@ class BaseAgent(ABC):
                 yield self._state_event(ctx)
 
         output: Message | None = None
-        body = self._run_body(ctx)
+        steps = self._steps(ctx, hooks)
+        body = None if steps is not None else self._run_body(ctx)
+        """What is being iterated: the body, or a step that streams."""
         try:
-            async for event in body:
-                if not event.author:
-                    event.author = self.name
-                if invocation.escalated and not event.is_partial:
-                    _carry_escalation(invocation, event)
-                message = event.message
-                if message is not None and message.role == "assistant" and not event.is_partial:
-                    output = message
-                yield event
+            while True:
+                if body is None:
+                    if steps is None or steps.over:
+                        break
+                    step = await steps.next()
+                    if not isinstance(step, list):
+                        body = step
+                        continue
+                    batch: Sequence[Event] = step
+                else:
+                    try:
+                        batch = (await anext(body),)
+                    except StopAsyncIteration:
+                        body = None
+                        continue
+                for event in batch:
+                    if not event.author:
+                        event.author = self.name
+                    if invocation.escalated and not event.is_partial:
+                        _carry_escalation(invocation, event)
+                    message = event.message
+                    if message is not None and message.role == "assistant" and not event.is_partial:
+                        output = message
+                    yield event
         except Exception as error:
             locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
             if not hooks.get("on_agent_error"):
@@ -134,7 +153,8 @@ class BaseAgent(ABC):
             output = fell_back.message
             yield fell_back
         finally:
-            await body.aclose()  # closes a workflow's children (and their tool tasks) now
+            if body is not None:  # closes a workflow's children (and their tool tasks) now
+                await body.aclose()
 
         if invocation.ended or not hooks.get("after_agent"):
             return
@@ -147,18 +167,23 @@ class BaseAgent(ABC):
         if invocation.state.has_delta or invocation.escalated:
             yield self._state_event(ctx)
 
-    def _run_bare(self, invocation: Invocation) -> AsyncGenerator[Event, None] | None:
-        """The body alone, for the runner, when `run` would only pass its events on: the agent's
-        events all name their author (`_authored`) and no agent hook applies; else None. The
-        runner then carries escalations and locates errors itself, as `run` does."""
-        if not self._authored or type(self).run is not BaseAgent.run:
+    def _steps(self, ctx: AgentContext, hooks: Callbacks) -> Steps | None:
+        """The body as steps that `run` (or the runner) awaits itself, a generator less than
+        iterating `_run_body`; None: iterate `_run_body`. Only `LlmAgent` has steps."""
+        return None
+
+    def _bare_steps(self, invocation: Invocation) -> Steps | None:
+        """For the runner: the body's steps, when `run` would only pass their events on (it is
+        not overridden, and no agent hook applies); else None. The runner then carries
+        escalations and locates errors itself, as `run` does."""
+        if type(self).run is not BaseAgent.run:
             return None
         hooks = invocation.hooks_for(self)
         if hooks.objects and (
             hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
         ):
             return None
-        return self._run_body(AgentContext(invocation, self, ""))
+        return self._steps(AgentContext(invocation, self, ""), hooks)
 
     async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
         """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import aclosing
-from typing import Any, assert_never
+from typing import Any, TypeAlias, assert_never
 
-from adk.agents.base import BaseAgent
+from adk.agents.base import BaseAgent, Steps
 from adk.agents.output import CorrectOutput, Output
 from adk.agents.resume import RESUMING, finish_calls, handed_over_to, pending_calls
 from adk.agents.tool import AgentTool, Relay
@@ -111,8 +111,6 @@ class LlmAgent(BaseAgent):
     one failing does not cancel the others. `max_iterations` bounds the model↔tool round trips.
     """
 
-    _authored = True
-
     def __init__(
         self,
         name: str,
@@ -160,6 +158,8 @@ class LlmAgent(BaseAgent):
         """Whether some tool is an agent, whose events stream out while the tool calls run."""
         self._transfer: TransferTool | None = None
         self._set_transfer()
+        self._stepped = type(self)._run_body is LlmAgent._run_body
+        """Whether its body may be run as steps (`_steps`): its class does not change it."""
         self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool] | None = None
         """The last (hooks, policy, hooks + policy, no model hooks): the same for every run without
         run callbacks."""
@@ -179,143 +179,21 @@ class LlmAgent(BaseAgent):
         self._declarations = [t.declaration for t in own.values()]
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
-        invocation = ctx.invocation
-        hooks = invocation.hooks_for(self)
-        policy = self.retry_policy or invocation.retry_policy
-        cached = self._recovery
-        if cached is not None and cached[0] is hooks and cached[1] is policy:
-            recovery, bare = cached[2], cached[3]
-        else:  # concatenating on every run would cost more than the callbacks themselves
-            recovery = hooks + self._correct + policy_callbacks(policy)
-            # Without model hooks a call's first attempt runs here, not in an envelope (a generator
-            # per call: a twentieth of a turn); a failure goes on in the envelope, recovered there.
-            bare = (
-                not recovery.get("before_model")
-                and not recovery.get("after_model")
-                and type(self)._call_model is LlmAgent._call_model
-            )
-            self._recovery = (hooks, policy, recovery, bare)
-        # The session's history is shared and only ever extended: its first `known` messages are
-        # this turn's past, and `turn` what the turn added since.
-        history = ctx.invocation.session.history(ctx.branch)
-        known = len(history)
-        turn: list[Message] = []
-        client = invocation.client_tools
-        if client and (clash := sorted({t.name for t in client}.intersection(self.tools))):
-            raise ValueError(
-                f"agent {self.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
-            )
-        if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
-            transfer = self._transfer
-            handed_to = transfer.targets.get(handed_over_to(ctx) or "") if transfer is not None else None
-            if handed_to is not None:  # the turn it had handed over goes on there
-                async with aclosing(handed_to.run(invocation, ctx.branch)) as events:
-                    async for event in events:
-                        yield event
-                return
-            pending = pending_calls(ctx)
-            if pending is None:
-                return
-            finished = await finish_calls(
-                ctx, pending, self.tools, lambda c, answer: self._call_tool(ctx, c, recovery, policy, answer)
-            )
-            for result in finished:
-                yield result
-                turn.extend(c.message for c in result.choices if c.message is not None)
-            if _waits(finished):
-                invocation.end_invocation()
-                return
-            target = transferred(invocation, pending) if transfer is not None else None
-            if target is not None:  # a transfer call it had made, carried out now
-                async with aclosing(hand_over(ctx, target)) as handed_events:
-                    async for event in handed_events:
-                        yield event
-                return
-        for _ in range(self.max_iterations):
-            if invocation.ended:
-                return
-            if self.toolsets:
-                await self._list_tools()
-            request = _request(
-                self.instruction,
-                history[:known] + turn if turn else history[:known],
-                [*self._declarations, *client] if client else self._declarations,
-                invocation.stream,
-                self._output.response_format if self._output is not None else None,
-            )
-            response: Event | None = None
-            envelope = None
-            if bare:
-                started = _now()  # the envelope's Attempts are made only if the attempt fails
-                streamed = False
-                try:
-                    complete: LlmResponse | None = None
-                    stream = self.model.generate(request)
-                    try:
-                        async for chunk in stream:
-                            if chunk.is_partial:
-                                streamed = True
-                                yield self._partial(ctx, chunk)
-                            else:
-                                complete = chunk
-                    finally:  # _close(stream) inlined: a coroutine less per call
-                        aclose = getattr(stream, "aclose", None)
-                        if aclose is not None:
-                            await aclose()
-                    complete = self._checked(self.model, complete)
-                except Exception as error:
-                    attempts = Attempts(policy, started)
-                    envelope = self._call_model(ctx, request, recovery, attempts, (error, streamed))
-                else:
-                    response = self._response(ctx, complete, None)
-                    if self._output is not None and not response.tool_calls:
-                        self._output.settle(ctx, response)  # before it goes: it carries the output_key
-                    yield response
+        steps = _Steps(self, ctx, ctx.invocation.hooks_for(self))
+        while not steps.over:
+            step = await steps.next()
+            if isinstance(step, list):
+                for event in step:
+                    yield event
             else:
-                envelope = self._call_model(ctx, request, recovery, policy.attempts())
-            if envelope is not None:
                 try:
-                    async for event in envelope:
-                        if not event.is_partial:
-                            response = event
-                            if self._output is not None and not event.tool_calls:
-                                self._output.settle(ctx, event)  # before it goes: it carries the output_key
+                    async for event in step:
                         yield event
                 finally:
-                    await envelope.aclose()  # now, when the caller stops mid-stream, not at gc
-            if response is None:  # every path of the envelope ends in a response, or raises
-                raise RuntimeError(f"agent {self.name!r}: a model call ended without a response")
-            message = response.message
-            if message is None:
-                calls: tuple[ToolCall, ...] = ()
-            else:
-                turn.append(message)
-                calls = message.tool_calls
-            if not calls:
-                return
-            if self._relays:  # agent tools: their agents' events stream out while the calls run
-                relay = Relay(self._call_tools(ctx, calls, recovery, policy))
-                async with aclosing(relay.events()) as relayed:
-                    async for event in relayed:
-                        yield event
-                results = relay.result
-            else:
-                results = await self._call_tools(ctx, calls, recovery, policy)
-            for result in results:
-                yield result
-                turn.extend(c.message for c in result.choices if c.message is not None)
-            if _waits(results):  # a call waits for a person or a result: the run pauses here
-                invocation.end_invocation()
-                return
-            target = transferred(invocation, calls) if self._transfer is not None else None
-            if target is not None:
-                async with aclosing(hand_over(ctx, target)) as handed:
-                    async for event in handed:
-                        yield event
-                return
-        raise MaxIterationsExceeded(
-            f"agent {self.name!r}: the model still asked for tools after max_iterations={self.max_iterations}"
-        )
+                    await step.aclose()  # now, when the caller stops mid-stream, not at gc
+
+    def _steps(self, ctx: AgentContext, hooks: Callbacks) -> Steps | None:
+        return _Steps(self, ctx, hooks) if self._stepped else None
 
     async def _list_tools(self) -> None:
         """The agent's own tools and its toolsets' now; a toolset that fails is left out, with a warning."""
@@ -333,17 +211,19 @@ class LlmAgent(BaseAgent):
 
     async def _call_model(
         self,
-        ctx: AgentContext,
+        steps: _Steps,
         request: LlmRequest,
         hooks: Callbacks,
         attempts: Attempts,
         failed: tuple[Exception, bool] | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """One model envelope: yields partial events, then the final response's event.
+        """One model envelope: yields partial events, then the final response's event, which
+        `steps` takes (`_Steps.answered`) before it goes.
 
         `failed`: the error of a first attempt the caller made (and whether it streamed), to
         recover here; there was no before_model hook to run.
         """
+        ctx = steps.ctx
         mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
         if failed is None and hooks.get("before_model"):
             deciders: list[object] = []
@@ -353,7 +233,7 @@ class LlmAgent(BaseAgent):
                     attempts.decided(
                         Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}")
                     )
-                    yield self._response(ctx, halted, attempts)
+                    yield steps.answered(self._response(ctx, halted, attempts))
                     return
                 case Cont(ctx=mctx):
                     pass
@@ -397,7 +277,7 @@ class LlmAgent(BaseAgent):
             final = await run_after(hooks, "after_model", final, mctx, deciders=replaced)
             for owner in replaced:
                 attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
-        yield self._response(ctx, final, attempts)
+        yield steps.answered(self._response(ctx, final, attempts))
 
     def _checked(self, model: Model, response: LlmResponse | None) -> LlmResponse:
         """The complete response a model's stream ended with, if there was one and it is valid."""
@@ -616,6 +496,255 @@ class LlmAgent(BaseAgent):
                     error = None
                 case other:
                     assert_never(other)
+
+
+Step: TypeAlias = "list[Event] | AsyncGenerator[Event, None]"
+"""What a step of `_Steps` gives: its events, or the generator of a step that streams them."""
+
+
+class _Steps:
+    """One run of an `LlmAgent`, as steps that a driver awaits in turn until `over`.
+
+    A step is a model call, a batch of tool calls, or a hand-over to another agent. One whose
+    events are all known when it returns (a model call that neither streams nor fails, tool
+    calls without agent tools) returns them as a list; one that streams returns the generator of
+    its events, which the driver exhausts before the next step. The agent's body drives the
+    steps, and so does the runner for an agent it runs bare: a turn then makes no generator of
+    its own, which is a tenth of what a one-call turn costs (docs/performance.md).
+    """
+
+    __slots__ = (
+        "agent",
+        "bare",
+        "calls",
+        "coming",
+        "ctx",
+        "error",
+        "history",
+        "known",
+        "left",
+        "over",
+        "policy",
+        "recovery",
+        "relay",
+        "target",
+        "turn",
+    )
+    calls: Sequence[ToolCall]
+
+    def __init__(self, agent: LlmAgent, ctx: AgentContext, hooks: Callbacks) -> None:
+        self.agent = agent
+        self.ctx = ctx
+        self.over = False
+        self.left = agent.max_iterations
+        self.turn: list[Message] = []
+        """What the run added to the conversation, after the history's first `known` messages."""
+        self.coming: Callable[[_Steps], Awaitable[Step]]
+        """The coming step: a function, not a bound method, which would make a cycle."""
+        invocation = ctx.invocation
+        try:
+            policy = self.policy = agent.retry_policy or invocation.retry_policy
+            cached = agent._recovery
+            if cached is not None and cached[0] is hooks and cached[1] is policy:
+                self.recovery, self.bare = cached[2], cached[3]
+            else:  # concatenating on every run would cost more than the callbacks themselves
+                recovery = self.recovery = hooks + agent._correct + policy_callbacks(policy)
+                # Without model hooks a call's first attempt runs in a step, not in an envelope
+                # (a generator per call); a failure goes on in the envelope, recovered there.
+                self.bare = (
+                    not recovery.get("before_model")
+                    and not recovery.get("after_model")
+                    and type(agent)._call_model is LlmAgent._call_model
+                )
+                agent._recovery = (hooks, policy, recovery, self.bare)
+            # The session's history is shared and only ever extended: its first `known` messages
+            # are this run's past.
+            history = self.history = invocation.session.history(ctx.branch)
+            self.known = len(history)
+            client = invocation.client_tools
+            if client and (clash := sorted({t.name for t in client}.intersection(agent.tools))):
+                raise ValueError(
+                    f"agent {agent.name!r} has its own tool {clash[0]!r}: a client tool cannot replace it"
+                )
+        except Exception as error:  # raised by the first step, where it is the run's error
+            self.error = error
+            self.coming = _Steps._failed
+            return
+        if RESUMING and ctx.invocation_id in RESUMING:  # finishing the invocation of a dead worker
+            self.coming = _Steps._resume
+        else:
+            self.coming = _Steps._model
+
+    def next(self) -> Awaitable[Step]:
+        """The coming step."""
+        return self.coming(self)
+
+    async def _failed(self) -> Step:
+        raise self.error
+
+    async def _resume(self) -> Step:
+        """The calls the dead worker left unfinished, or the turn it had handed over."""
+        agent, ctx = self.agent, self.ctx
+        transfer = agent._transfer
+        handed_to = transfer.targets.get(handed_over_to(ctx) or "") if transfer is not None else None
+        if handed_to is not None:  # the turn it had handed over goes on there
+            self.over = True
+            return handed_to.run(ctx.invocation, ctx.branch)
+        pending = pending_calls(ctx)
+        if pending is None:
+            self.over = True
+            return []
+        self.calls = pending
+        self.coming = _Steps._model
+        finished = await finish_calls(ctx, pending, agent.tools, self._answer)
+        return self._results(finished)
+
+    def _answer(self, call: ToolCall, answer: Answer | None) -> Awaitable[Event]:
+        return self.agent._call_tool(self.ctx, call, self.recovery, self.policy, answer)
+
+    async def _model(self) -> Step:
+        """A model call: its response's event, or the generator of a call in an envelope."""
+        agent, ctx = self.agent, self.ctx
+        if not self.left:
+            raise MaxIterationsExceeded(
+                f"agent {agent.name!r}: the model still asked for tools after"
+                f" max_iterations={agent.max_iterations}"
+            )
+        self.left -= 1
+        invocation = ctx.invocation
+        if invocation.ended:
+            self.over = True
+            return []
+        if agent.toolsets:
+            await agent._list_tools()
+        client = invocation.client_tools
+        turn = self.turn
+        request = _request(
+            agent.instruction,
+            self.history[: self.known] + turn if turn else self.history[: self.known],
+            [*agent._declarations, *client] if client else agent._declarations,
+            invocation.stream,
+            agent._output.response_format if agent._output is not None else None,
+        )
+        if not self.bare:
+            return self._envelope(request, self.policy.attempts())
+        # The first attempt, outside an envelope: its Attempts are made only if it fails.
+        started = _now()
+        model = agent.model
+        try:
+            complete: LlmResponse | None = None
+            handed = None
+            stream = model.generate(request)
+            try:
+                async for chunk in stream:
+                    if chunk.is_partial:  # the call streams: a generator takes it over, open
+                        self.coming = _Steps._unanswered
+                        handed = self._streaming(request, started, stream, chunk)
+                        return handed
+                    complete = chunk
+            finally:  # _close(stream) inlined: a coroutine less per call
+                aclose = getattr(stream, "aclose", None) if handed is None else None
+                if aclose is not None:
+                    await aclose()
+            complete = agent._checked(model, complete)
+        except Exception as error:
+            return self._envelope(request, Attempts(self.policy, started), (error, False))
+        return [self.answered(agent._response(ctx, complete, None))]
+
+    async def _streaming(
+        self, request: LlmRequest, started: float, stream: AsyncIterator[LlmResponse], first: LlmResponse
+    ) -> AsyncGenerator[Event, None]:
+        """The rest of a first attempt (`_model`'s) that streams: its partial events as they come,
+        then its response, or the envelope that recovers it."""
+        agent, ctx = self.agent, self.ctx
+        envelope = None
+        try:
+            complete: LlmResponse | None = None
+            try:
+                yield agent._partial(ctx, first)
+                async for chunk in stream:
+                    if chunk.is_partial:
+                        yield agent._partial(ctx, chunk)
+                    else:
+                        complete = chunk
+            finally:
+                await _close(stream)
+            complete = agent._checked(agent.model, complete)
+        except Exception as error:
+            envelope = self._envelope(request, Attempts(self.policy, started), (error, True))
+        else:
+            yield self.answered(agent._response(ctx, complete, None))
+        if envelope is not None:
+            async with aclosing(envelope) as events:
+                async for event in events:
+                    yield event
+
+    def _envelope(
+        self, request: LlmRequest, attempts: Attempts, failed: tuple[Exception, bool] | None = None
+    ) -> AsyncGenerator[Event, None]:
+        self.coming = _Steps._unanswered  # until the envelope's response is `answered`
+        return self.agent._call_model(self, request, self.recovery, attempts, failed)
+
+    async def _unanswered(self) -> Step:
+        raise RuntimeError(f"agent {self.agent.name!r}: a model call ended without a response")
+
+    def answered(self, event: Event) -> Event:
+        """Take a model call's final response: its message joins the turn, its tool calls are the
+        next step; without calls it is the final answer (its output is settled before it goes:
+        the event carries the `output_key`)."""
+        message = event.message
+        calls = message.tool_calls if message is not None else ()
+        if message is not None:
+            self.turn.append(message)
+        if calls:
+            self.calls = calls
+            self.coming = _Steps._tools
+        else:
+            self.over = True
+            output = self.agent._output
+            if output is not None:
+                output.settle(self.ctx, event)
+        return event
+
+    async def _tools(self) -> Step:
+        """The calls of the last response: their results in call order; with agent tools, their
+        agents' events first, as the calls run."""
+        agent = self.agent
+        work = agent._call_tools(self.ctx, self.calls, self.recovery, self.policy)
+        if agent._relays:
+            relay = self.relay = Relay(work)
+            self.coming = _Steps._relayed
+            return relay.events()
+        self.coming = _Steps._model
+        return self._results(await work)
+
+    async def _relayed(self) -> Step:
+        self.coming = _Steps._model
+        return self._results(self.relay.result)
+
+    def _results(self, results: list[Event]) -> list[Event]:
+        """A batch of tool results; what follows it is decided here, and happens in the next step."""
+        turn = self.turn
+        for result in results:
+            turn.extend(c.message for c in result.choices if c.message is not None)
+        if _waits(results):  # a call waits for a person or a result: the run pauses after them
+            self.coming = _Steps._pause
+            return results
+        if self.agent._transfer is not None:
+            target = transferred(self.ctx.invocation, self.calls)
+            if target is not None:
+                self.target = target
+                self.coming = _Steps._hand_over
+        return results
+
+    async def _pause(self) -> Step:
+        self.ctx.invocation.end_invocation()
+        self.over = True
+        return []
+
+    async def _hand_over(self) -> Step:
+        self.over = True
+        return hand_over(self.ctx, self.target)
 
 
 def _defer(attempts: Attempts, tctx: ToolContext, by: str, why: Defer) -> tuple[Defer, ToolContext]:
