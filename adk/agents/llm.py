@@ -10,7 +10,6 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import aclosing
 from typing import Any, TypeAlias, assert_never
 
 from adk.agents.base import BaseAgent, Steps
@@ -212,43 +211,31 @@ class LlmAgent(BaseAgent):
     async def _call_model(
         self,
         steps: _Steps,
-        request: LlmRequest,
-        hooks: Callbacks,
+        mctx: ModelContext,
         attempts: Attempts,
-        failed: tuple[Exception, bool] | None = None,
+        failed: Exception | None = None,
+        opened: tuple[AsyncIterator[LlmResponse], LlmResponse] | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """One model envelope: yields partial events, then the final response's event, which
-        `steps` takes (`_Steps.answered`) before it goes.
-
-        `failed`: the error of a first attempt the caller made (and whether it streamed), to
-        recover here; there was no before_model hook to run.
+        """The rest of a model call whose first attempt (`_Steps._model`'s) failed or streams:
+        `failed` is its error, to recover; `opened` its open stream and first partial chunk, to go
+        on with. Yields partial events, then the final response's event, which `steps` takes
+        (`_Steps.answered`) before it goes.
         """
         ctx = steps.ctx
-        mctx = ModelContext(ctx.invocation, self, ctx.branch, request, self.model)
-        if failed is None and hooks.get("before_model"):
-            deciders: list[object] = []
-            started = await run_before(hooks, "before_model", mctx, deciders=deciders)
-            match started:
-                case Halt(value=halted):
-                    attempts.decided(
-                        Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}")
-                    )
-                    yield steps.answered(self._response(ctx, halted, attempts))
-                    return
-                case Cont(ctx=mctx):
-                    pass
-                case unreachable:
-                    assert_never(unreachable)
+        hooks = steps.recovery
         while True:
             streamed = False
             response: LlmResponse | None = None
             try:
                 if failed is not None:  # handled below as if this attempt had failed
-                    error, streamed = failed
-                    failed = None
+                    error, failed = failed, None
                     raise error
-                stream = mctx.model.generate(mctx.request)
+                stream = opened[0] if opened is not None else mctx.model.generate(mctx.request)
                 try:
+                    if opened is not None:
+                        first, opened = opened[1], None
+                        streamed = True
+                        yield self._partial(ctx, first)
                     async for chunk in stream:
                         if chunk.is_partial:
                             streamed = True
@@ -273,11 +260,18 @@ class LlmAgent(BaseAgent):
                     case other:
                         assert_never(other)
         if hooks.get("after_model"):
-            replaced: list[object] = []
-            final = await run_after(hooks, "after_model", final, mctx, deciders=replaced)
-            for owner in replaced:
-                attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
+            final = await self._after_model(hooks, mctx, final, attempts)
         yield steps.answered(self._response(ctx, final, attempts))
+
+    async def _after_model(
+        self, hooks: Callbacks, mctx: ModelContext, response: LlmResponse, attempts: Attempts
+    ) -> LlmResponse:
+        """The after_model chain on a call's final response; each callback that replaced it decided so."""
+        replaced: list[object] = []
+        response = await run_after(hooks, "after_model", response, mctx, deciders=replaced)
+        for owner in replaced:
+            attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
+        return response
 
     def _checked(self, model: Model, response: LlmResponse | None) -> LlmResponse:
         """The complete response a model's stream ended with, if there was one and it is valid."""
@@ -549,13 +543,9 @@ class _Steps:
                 self.recovery, self.bare = cached[2], cached[3]
             else:  # concatenating on every run would cost more than the callbacks themselves
                 recovery = self.recovery = hooks + agent._correct + policy_callbacks(policy)
-                # Without model hooks a call's first attempt runs in a step, not in an envelope
-                # (a generator per call); a failure goes on in the envelope, recovered there.
-                self.bare = (
-                    not recovery.get("before_model")
-                    and not recovery.get("after_model")
-                    and type(agent)._call_model is LlmAgent._call_model
-                )
+                # Without model hooks a call makes its context and Attempts only if it fails or
+                # streams (half of what a call without them costs the framework).
+                self.bare = not recovery.get("before_model") and not recovery.get("after_model")
                 agent._recovery = (hooks, policy, recovery, self.bare)
             # The session's history is shared and only ever extended: its first `known` messages
             # are this run's past.
@@ -626,20 +616,34 @@ class _Steps:
             invocation.stream,
             agent._output.response_format if agent._output is not None else None,
         )
-        if not self.bare:
-            return self._envelope(request, self.policy.attempts())
-        # The first attempt, outside an envelope: its Attempts are made only if it fails.
-        started = _now()
+        hooks = self.recovery
+        mctx: ModelContext | None = None
+        attempts: Attempts | None = None
         model = agent.model
+        started = _now()
+        if not self.bare:  # else the context and Attempts are made only if the call fails or streams
+            attempts = Attempts(self.policy, started)
+            mctx = ModelContext(invocation, agent, ctx.branch, request, model)
+            if hooks.get("before_model"):
+                deciders: list[object] = []
+                match await run_before(hooks, "before_model", mctx, deciders=deciders):
+                    case Halt(value=halted):
+                        by = decided_by(deciders[0], "before_model")
+                        attempts.decided(Halted(by, f"model:{mctx.model.name}"))
+                        return [self.answered(agent._response(ctx, halted, attempts))]
+                    case Cont(ctx=mctx):
+                        model, request = mctx.model, mctx.request
+                    case unreachable:
+                        assert_never(unreachable)
+        # The first attempt: one that neither streams nor fails makes no generator.
         try:
             complete: LlmResponse | None = None
             handed = None
             stream = model.generate(request)
             try:
                 async for chunk in stream:
-                    if chunk.is_partial:  # the call streams: a generator takes it over, open
-                        self.coming = _Steps._unanswered
-                        handed = self._streaming(request, started, stream, chunk)
+                    if chunk.is_partial:  # it streams: the envelope goes on with it, open
+                        handed = self._envelope(request, mctx, attempts, started, None, (stream, chunk))
                         return handed
                     complete = chunk
             finally:  # _close(stream) inlined: a coroutine less per call
@@ -648,42 +652,27 @@ class _Steps:
                     await aclose()
             complete = agent._checked(model, complete)
         except Exception as error:
-            return self._envelope(request, Attempts(self.policy, started), (error, False))
-        return [self.answered(agent._response(ctx, complete, None))]
-
-    async def _streaming(
-        self, request: LlmRequest, started: float, stream: AsyncIterator[LlmResponse], first: LlmResponse
-    ) -> AsyncGenerator[Event, None]:
-        """The rest of a first attempt (`_model`'s) that streams: its partial events as they come,
-        then its response, or the envelope that recovers it."""
-        agent, ctx = self.agent, self.ctx
-        envelope = None
-        try:
-            complete: LlmResponse | None = None
-            try:
-                yield agent._partial(ctx, first)
-                async for chunk in stream:
-                    if chunk.is_partial:
-                        yield agent._partial(ctx, chunk)
-                    else:
-                        complete = chunk
-            finally:
-                await _close(stream)
-            complete = agent._checked(agent.model, complete)
-        except Exception as error:
-            envelope = self._envelope(request, Attempts(self.policy, started), (error, True))
-        else:
-            yield self.answered(agent._response(ctx, complete, None))
-        if envelope is not None:
-            async with aclosing(envelope) as events:
-                async for event in events:
-                    yield event
+            return self._envelope(request, mctx, attempts, started, error)
+        if mctx is not None and attempts is not None and hooks.get("after_model"):
+            complete = await agent._after_model(hooks, mctx, complete, attempts)
+        return [self.answered(agent._response(ctx, complete, attempts))]
 
     def _envelope(
-        self, request: LlmRequest, attempts: Attempts, failed: tuple[Exception, bool] | None = None
+        self,
+        request: LlmRequest,
+        mctx: ModelContext | None,
+        attempts: Attempts | None,
+        started: float,
+        failed: Exception | None,
+        opened: tuple[AsyncIterator[LlmResponse], LlmResponse] | None = None,
     ) -> AsyncGenerator[Event, None]:
+        """The generator that goes on with a model call whose first attempt failed or streams."""
+        agent, ctx = self.agent, self.ctx
+        if mctx is None or attempts is None:  # a call without model hooks: made now
+            mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, agent.model)
+            attempts = Attempts(self.policy, started)
         self.coming = _Steps._unanswered  # until the envelope's response is `answered`
-        return self.agent._call_model(self, request, self.recovery, attempts, failed)
+        return agent._call_model(self, mctx, attempts, failed, opened)
 
     async def _unanswered(self) -> Step:
         raise RuntimeError(f"agent {self.agent.name!r}: a model call ended without a response")
