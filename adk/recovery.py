@@ -230,8 +230,9 @@ class Attempts:
     def __init__(self, policy: RetryPolicy, start: float | None = None) -> None:
         self.policy = policy
         """The policy whose `stop` bounds this envelope (the agent's or the runner's)."""
-        # _now(), inlined: every envelope pays it; `start` when the envelope began before them
-        self._start = time.monotonic() + _testing.slept if start is None else start
+        # _now(), inlined: every envelope pays it; `start`, a `time.monotonic()` reading, when
+        # the envelope began before them
+        self._start = (time.monotonic() if start is None else start) + _testing.slept
         self._track: _Track | None = None
         self._tracks: dict[int, _Track] | None = None
         self.decisions: list[Decision] | None = None

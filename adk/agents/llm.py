@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias, assert_never
 
@@ -45,7 +46,7 @@ from adk.events import (
     _event,
 )
 from adk.models.base import LlmRequest, Model, _request
-from adk.recovery import Attempts, RetryPolicy, _now, policy_callbacks, recover, sleep
+from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.tools import BaseTool, FunctionTool, Toolset, parse_arguments, result_to_text
 
 __all__ = ["LlmAgent", "MaxIterationsExceeded"]
@@ -620,7 +621,7 @@ class _Steps:
         mctx: ModelContext | None = None
         attempts: Attempts | None = None
         model = agent.model
-        started = _now()
+        started = time.monotonic()
         if not self.bare:  # else the context and Attempts are made only if the call fails or streams
             attempts = Attempts(self.policy, started)
             mctx = ModelContext(invocation, agent, ctx.branch, request, model)
