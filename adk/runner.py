@@ -9,7 +9,7 @@ import weakref
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from adk.agents.base import BaseAgent, _carry_escalation
+from adk.agents.base import BaseAgent, OneStep, _carry_escalation
 from adk.agents.resume import RESUMING
 from adk.agents.transfer import active_agent
 from adk.approvals import Answer, Approve, Reject, ToolResult, waiting_calls
@@ -399,22 +399,20 @@ class Runner:
                     # step that needs no generator has none); the escalations and error locations
                     # that its run() would add are added here.
                     steps = started._bare_steps(invocation) if hooks is None else None
-                    events: AsyncGenerator[Event, None] | None = None
-                    """What is being iterated: the agent's run, or a step that streams."""
+                    bare = steps is not None
                     if steps is None:
-                        events = started.run(invocation)
-                        if hooks is not None:
-                            events = hooks.events(events, first)
+                        run = started.run(invocation)
+                        steps = OneStep(run if hooks is None else hooks.events(run, first))
+                    events: AsyncGenerator[Event, None] | None = None
+                    """A step that streams, being iterated (the agent's run, when not bare)."""
                     # current_invocation() is set around each step of the agent only: the consumer's
                     # context is not left pointing at this run, and runs interleaved in one task each
                     # see their own.
                     try:
-                        while True:
+                        while events is not None or not steps.over:
                             token = _current_invocation.set(invocation)
                             try:
                                 if events is None:
-                                    if steps is None or steps.over:
-                                        break
                                     step = await steps.next()
                                     if not isinstance(step, list):
                                         events = step
@@ -422,11 +420,11 @@ class Runner:
                                     batch: Sequence[Event] = step
                                 else:
                                     batch = (await anext(events),)
-                            except StopAsyncIteration:  # the agent's run, or a step's generator, ended
+                            except StopAsyncIteration:  # a step's generator ended
                                 events = None
                                 continue
                             except Exception as error:
-                                if steps is not None:
+                                if bare:
                                     locate(error, f"agent:{started.name}")
                                 failure, location = error, where(error) or f"agent:{author}"
                                 break
@@ -434,7 +432,7 @@ class Runner:
                                 _current_invocation.reset(token)
                             for event in batch:
                                 if not event.is_partial:
-                                    if steps is not None and invocation.escalated:
+                                    if bare and invocation.escalated:
                                         _carry_escalation(invocation, event)
                                     if state.has_delta:
                                         event.actions.state_delta.update(state.take_delta())

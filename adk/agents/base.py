@@ -9,7 +9,7 @@ output is emitted as a new final event → its state delta.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Iterable, Sequence
 from typing import Protocol, assert_never
 
 from adk.callbacks.chain import run_after, run_before, run_on_error
@@ -31,8 +31,21 @@ class Steps(Protocol):
 
     over: bool
 
-    @property
-    def next(self) -> Callable[[], Awaitable[list[Event] | AsyncGenerator[Event, None]]]: ...
+    def next(self) -> Awaitable[list[Event] | AsyncGenerator[Event, None]]: ...
+
+
+class OneStep:
+    """The steps of a body that is one generator: a single step, the generator."""
+
+    __slots__ = ("_events", "over")
+
+    def __init__(self, events: AsyncGenerator[Event, None]) -> None:
+        self._events = events
+        self.over = False
+
+    async def next(self) -> AsyncGenerator[Event, None]:
+        self.over = True
+        return self._events
 
 
 class BaseAgent(ABC):
@@ -117,14 +130,12 @@ class BaseAgent(ABC):
                 yield self._state_event(ctx)
 
         output: Message | None = None
-        steps = self._steps(ctx, hooks)
-        body = None if steps is not None else self._run_body(ctx)
-        """What is being iterated: the body, or a step that streams."""
+        steps = self._steps(ctx, hooks) or OneStep(self._run_body(ctx))
+        body: AsyncGenerator[Event, None] | None = None
+        """A step that streams, being iterated."""
         try:
-            while True:
+            while body is not None or not steps.over:
                 if body is None:
-                    if steps is None or steps.over:
-                        break
                     step = await steps.next()
                     if not isinstance(step, list):
                         body = step
