@@ -270,7 +270,10 @@ class Invocation:
                 log.exception("observer %r of invocation %s failed", fn, self.invocation_id)
 
     def _end(self, error: BaseException | None) -> None:
-        fns, self._on_end = self._on_end, []
+        fns = self._on_end
+        if not fns:
+            return
+        self._on_end = []  # each is called once
         for fn in fns:
             try:
                 fn(error)

@@ -201,6 +201,8 @@ class Runner:
     ) -> None:
         self.agent = agent
         self.session_service: SessionService = session_service or InMemorySessionService()
+        self._immediate = (self.session_service, immediate(self.session_service))
+        """The store and, if it is in memory, itself for calls without a coroutine (`immediate`)."""
         self.callbacks = Callbacks.of(callbacks)
         self.retry_policy = retry_policy or _DEFAULT_POLICY
         self._active: dict[tuple[str, str], _Claim] = {}
@@ -318,7 +320,10 @@ class Runner:
             raise busy(*key)
         self._active[key] = claim
         store = self.session_service
-        now = immediate(store)  # the in-memory store: called without a coroutine per call
+        known, now = self._immediate  # the in-memory store: called without a coroutine per call
+        if known is not store:  # the attribute was set since
+            now = immediate(store)
+            self._immediate = (store, now)
         author = self.agent.name
         session: Session | None = None
         renewal: _Renewal | None = None
@@ -369,7 +374,7 @@ class Runner:
             # pays nothing; else they wrap the agent's events (adk/callbacks/run.py).
             hooks = (
                 RunHooks.of(self.callbacks + callbacks, invocation, self.agent)
-                if callbacks or self._hooked
+                if callbacks.objects or self._hooked
                 else None
             )
 
@@ -434,7 +439,7 @@ class Runner:
                                 if not event.is_partial:
                                     if bare and invocation.escalated:
                                         _carry_escalation(invocation, event)
-                                    if state.has_delta:
+                                    if state._delta:  # state.has_delta, without a property call per event
                                         event.actions.state_delta.update(state.take_delta())
                                     if not _saved_now(now, held, event):
                                         await _save(store, held, event)
@@ -446,7 +451,7 @@ class Runner:
                             await events.aclose()
 
                     if failure is None:
-                        if state.has_delta:
+                        if state._delta:
                             event = Event.state_update(inv_id, author, state.take_delta())
                             if not _saved_now(now, held, event):
                                 await _save(store, held, event)

@@ -62,6 +62,8 @@ class BaseAgent(ABC):
         if not name.isidentifier():
             raise ValueError(f"agent name {name!r} must be an identifier (letters, digits, underscores)")
         self.name = name
+        self._own_run = type(self).run is not BaseAgent.run
+        """Whether its class has its own `run`, which the runner must then go through."""
         self.description = description
         self.callbacks = Callbacks.of(callbacks)
         refuse_on_agent(name, self.callbacks)
@@ -187,7 +189,7 @@ class BaseAgent(ABC):
         """For the runner: the body's steps, when `run` would only pass their events on (it is
         not overridden, and no agent hook applies); else None. The runner then carries
         escalations and locates errors itself, as `run` does."""
-        if type(self).run is not BaseAgent.run:
+        if self._own_run:
             return None
         hooks = invocation.hooks_for(self)
         if hooks.objects and (

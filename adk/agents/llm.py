@@ -291,7 +291,7 @@ class LlmAgent(BaseAgent):
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts | None) -> Event:
         """The event of an envelope's final response, with the decisions that shaped it (none
         without `attempts`: a first attempt that succeeded outside an envelope)."""
-        event = Event.from_response(ctx.invocation_id, self.name, response)
+        event = Event.from_response(ctx.invocation.invocation_id, self.name, response)
         event.branch = ctx.branch
         event.is_partial = False
         if attempts is not None and attempts.decisions is not None:  # set only when there are some
@@ -682,7 +682,8 @@ class _Steps:
         """Take a model call's final response: its message joins the turn, its tool calls are the
         next step; without calls it is the final answer (its output is settled before it goes:
         the event carries the `output_key`)."""
-        message = event.message
+        choices = event.choices  # event.message, without a property call
+        message = choices[0].message if choices else None
         calls = message.tool_calls if message is not None else ()
         if message is not None:
             self.turn.append(message)
