@@ -575,3 +575,13 @@ async def test_a_subclass_body_built_on_the_agents_passes_on_each_of_its_steps()
         ("model", "root", "all done"),
         ("done", "root"),
     ]
+
+
+async def test_a_runner_given_another_store_after_it_was_made_keeps_sessions_there() -> None:
+    first, second = InMemorySessionService(), InMemorySessionService()
+    runner = Runner(LlmAgent("root", model=ScriptedModel(["one", "two"])), session_service=first)
+    await run(runner, session="a")
+    runner.session_service = second
+    await run(runner, session="b")
+    assert [await first.get("u", s) is not None for s in ("a", "b")] == [True, False]
+    assert [await second.get("u", s) is not None for s in ("a", "b")] == [False, True]
