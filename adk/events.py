@@ -480,8 +480,9 @@ class Event(LlmResponse):
                 done=response.done,
                 is_partial=response.is_partial,
             )
-        for name, value in fields.items():  # not as keywords above: `fields` may repeat a response field
-            setattr(event, name, value)
+        if fields:  # not as keywords above: `fields` may repeat a response field
+            for name, value in fields.items():
+                setattr(event, name, value)
         return event
 
     def fresh_decisions(self) -> tuple[Decision, ...]:

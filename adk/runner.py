@@ -399,7 +399,9 @@ class Runner:
                             await _save(store, held, first)
                         yield first
 
-                    started = agent or active_agent(self.agent, session)
+                    started = agent or (
+                        active_agent(root, session) if (root := self.agent).sub_agents else root
+                    )
                     # With no run hooks, an agent with no agent hooks is run here step by step (a
                     # step that needs no generator has none); the escalations and error locations
                     # that its run() would add are added here.

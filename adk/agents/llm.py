@@ -651,7 +651,8 @@ class _Steps:
                 aclose = getattr(stream, "aclose", None) if handed is None else None
                 if aclose is not None:
                     await aclose()
-            complete = agent._checked(model, complete)
+            if complete is None or agent._output is not None:
+                complete = agent._checked(model, complete)
         except Exception as error:
             return self._envelope(request, mctx, attempts, started, error)
         if mctx is not None and attempts is not None and hooks.get("after_model"):
