@@ -289,8 +289,8 @@ class LlmAgent(BaseAgent):
         return partial
 
     def _response(self, ctx: AgentContext, response: LlmResponse, attempts: Attempts | None) -> Event:
-        """The event of an envelope's final response, with the decisions that shaped it (none
-        without `attempts`: a first attempt that succeeded outside an envelope)."""
+        """The event of a model call's final response, with the decisions that shaped it (none
+        without `attempts`: a call without model hooks whose first attempt succeeded)."""
         event = Event.from_response(ctx.invocation.invocation_id, self.name, response)
         event.branch = ctx.branch
         event.is_partial = False
@@ -503,9 +503,9 @@ class _Steps:
     A step is a model call, a batch of tool calls, or a hand-over to another agent. One whose
     events are all known when it returns (a model call that neither streams nor fails, tool
     calls without agent tools) returns them as a list; one that streams returns the generator of
-    its events, which the driver exhausts before the next step. The agent's body drives the
-    steps, and so does the runner for an agent it runs bare: a turn then makes no generator of
-    its own, which is a tenth of what a one-call turn costs (docs/performance.md).
+    its events, which the driver exhausts before the next step. The runner and `BaseAgent.run`
+    drive the steps themselves, and so does `_run_body` (for a subclass that builds on it): a
+    call answered at once then makes no generator of its own (docs/decisions.md).
     """
 
     __slots__ = (
@@ -545,7 +545,7 @@ class _Steps:
             else:  # concatenating on every run would cost more than the callbacks themselves
                 recovery = self.recovery = hooks + agent._correct + policy_callbacks(policy)
                 # Without model hooks a call makes its context and Attempts only if it fails or
-                # streams (half of what a call without them costs the framework).
+                # streams.
                 self.bare = not recovery.get("before_model") and not recovery.get("after_model")
                 agent._recovery = (hooks, policy, recovery, self.bare)
             # The session's history is shared and only ever extended: its first `known` messages
@@ -594,7 +594,8 @@ class _Steps:
         return self.agent._call_tool(self.ctx, call, self.recovery, self.policy, answer)
 
     async def _model(self) -> Step:
-        """A model call: its response's event, or the generator of a call in an envelope."""
+        """A model call: its response's event, or the envelope that goes on with a call that
+        fails or streams."""
         agent, ctx = self.agent, self.ctx
         if not self.left:
             raise MaxIterationsExceeded(
