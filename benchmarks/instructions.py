@@ -1,11 +1,15 @@
 """Machine instructions per turn and per chain call, counted by valgrind's callgrind.
 
 Timings on a shared machine move by 10-20% from one run to the next; an instruction count is the
-same from run to run within about 1% (string hashing is seeded alike; the collector's timing
-still varies), so a change of a few percent shows. Each figure is the count for 2n
-iterations less the count for n, over n: start-up and import cancel out. Instructions are not
-time (a cache miss costs more than an add) but a change that removes some rarely makes a turn
-slower. Needs valgrind; run from the project root: `python -m benchmarks.instructions [name ...]`.
+same from run to run within about 1% (string hashing is seeded alike), so a change of a few
+percent shows. Each figure is the count for 2n iterations less the count for n, over n: start-up
+and import cancel out. The imports' objects are frozen out of the collector's sight
+(`gc.freeze`): else whether a full collection of them falls in one counted run and not in the
+other, which the imported code's size decides, moves a turn's count by a tenth (S2 read 269,300
+and 308,500 for the same code). The counts still include the collections of what the turns
+keep. Instructions are not time (a cache miss costs more than an add) but a change that removes
+some rarely makes a turn slower. Needs valgrind; run from the project root:
+`python -m benchmarks.instructions [name ...]`.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ RUNS = {
 }
 
 PROGRAM = """
-import asyncio, sys
+import asyncio, gc, sys
 from benchmarks import chain, runner
 from adk.callbacks import Callbacks, run_after, run_before
+gc.collect()
+gc.freeze()
 ONE = [chain.SyncNoop()]
 CBS = Callbacks.of(ONE)
 FNS, AFTERS = (ONE[0].before_model,), (ONE[0].after_model,)

@@ -585,3 +585,23 @@ async def test_a_runner_given_another_store_after_it_was_made_keeps_sessions_the
     await run(runner, session="b")
     assert [await first.get("u", s) is not None for s in ("a", "b")] == [True, False]
     assert [await second.get("u", s) is not None for s in ("a", "b")] == [False, True]
+
+
+@pytest.mark.parametrize("hooked", [False, True], ids=["bare", "agent hooks"])
+async def test_a_run_leaves_nothing_for_the_collector(hooked: bool) -> None:
+    # Every object of a run is freed by reference counting: a cycle (a step kept as a bound
+    # method on the steps object, say) would leave each run to the collector.
+    trace: list[tuple[str, ...]] = []
+    model = ScriptedModel([calls(call("echo", "c1")), "done"] * 3)
+    callbacks = [Recorder("agent", trace)] if hooked else []
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("echo")], callbacks=callbacks))
+    await run(runner, session="warm")
+    gc.collect()
+    gc.disable()
+    try:
+        for session in ("a", "b"):
+            await run(runner, session=session)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    assert bool(trace) == hooked
