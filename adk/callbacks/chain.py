@@ -306,10 +306,13 @@ async def run_before(
     """
     try:
         spec = _BEFORE[hook]
-        if isinstance(callbacks, Callbacks):
+        # type() is, unlike isinstance(), no call: a subclass of Callbacks is found third
+        if type(callbacks) is Callbacks:
             impls = callbacks._hooks[hook]
         elif type(callbacks) is list and len(callbacks) == 1:  # hook_impls' lookup, inlined
             impls = _LISTS[id(callbacks[0])][hook]
+        elif isinstance(callbacks, Callbacks):
+            impls = callbacks._hooks[hook]
         else:
             impls = hook_impls(callbacks, hook)
     except KeyError:
@@ -396,10 +399,13 @@ async def run_after(
     """
     try:
         spec = _AFTER[hook]
-        if isinstance(callbacks, Callbacks):
+        # type() is, unlike isinstance(), no call: a subclass of Callbacks is found third
+        if type(callbacks) is Callbacks:
             impls = callbacks._hooks[hook]
         elif type(callbacks) is list and len(callbacks) == 1:  # hook_impls' lookup, inlined
             impls = _LISTS[id(callbacks[0])][hook]
+        elif isinstance(callbacks, Callbacks):
+            impls = callbacks._hooks[hook]
         else:
             impls = hook_impls(callbacks, hook)
     except KeyError:

@@ -70,6 +70,18 @@ async def test_before_empty_chain_returns_cont_of_the_same_context() -> None:
         assert result.ctx is START
 
 
+async def test_a_subclass_of_callbacks_is_a_registration_like_any_other() -> None:
+    class Named(Callbacks):
+        """Callbacks with a name for a log: a subclass the helpers must not take for a list."""
+
+    trace: Trace = []
+    callbacks = Named.of([Scripted("a", trace, before_model=add("a"), after_tool=wrap("a"))])
+    assert type(callbacks) is Named
+    assert await run_before(callbacks, "before_model", START) == Cont(("start", "a"))
+    assert await run_after(callbacks, "after_tool", "v", START) == "a(v)"
+    assert trace == [("a", "before_model", START), ("a", "after_tool", "v", START)]
+
+
 async def test_before_skips_callbacks_without_the_hook() -> None:
     trace: Trace = []
     callbacks = [
