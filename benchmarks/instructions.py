@@ -31,6 +31,7 @@ RUNS = {
     "floor before, 3 hooks": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS * 3, CTX)"),
     "run_before Callbacks, 1": (20_000, "for _ in range(n): await run_before(CBS, 'before_model', CTX)"),
     "run_before list, 1": (20_000, "for _ in range(n): await run_before(ONE, 'before_model', CTX)"),
+    "run_before list, 3": (20_000, "for _ in range(n): await run_before(THREE, 'before_model', CTX)"),
     "floor after, 1 hook": (20_000, "for _ in range(n): await chain.floor_after_sync(AFTERS, RESPONSE, CTX)"),
     "run_after Callbacks, 1": (
         20_000,
@@ -46,6 +47,7 @@ from adk.callbacks import Callbacks, run_after, run_before
 gc.collect()
 gc.freeze()
 ONE = [chain.SyncNoop()]
+THREE = [chain.SyncNoop(), chain.SyncNoop(), chain.SyncNoop()]
 CBS = Callbacks.of(ONE)
 FNS, AFTERS = (ONE[0].before_model,), (ONE[0].after_model,)
 CTX, RESPONSE = object(), runner.TEXT
