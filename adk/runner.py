@@ -399,9 +399,8 @@ class Runner:
                             await _save(store, held, first)
                         yield first
 
-                    started = agent or (
-                        active_agent(root, session) if (root := self.agent).sub_agents else root
-                    )
+                    root = self.agent  # without sub-agents, no transfer can have moved the conversation
+                    started = agent or (active_agent(root, session) if root.sub_agents else root)
                     # With no run hooks, an agent with no agent hooks is run here step by step (a
                     # step that needs no generator has none); the escalations and error locations
                     # that its run() would add are added here.
@@ -443,8 +442,13 @@ class Runner:
                                         _carry_escalation(invocation, event)
                                     if state._delta:  # state.has_delta, without a property call per event
                                         event.actions.state_delta.update(state.take_delta())
-                                    if not _saved_now(now, held, event):
-                                        await _save(store, held, event)
+                                    try:  # as _saved_now and _save do, without their frames: the most appends
+                                        if now is not None:
+                                            now._append(held, event)
+                                        else:
+                                            await store.append_event(held, event)
+                                    except Exception as error:
+                                        raise _StoreFailed(error) from error
                                 if invocation._observers:
                                     invocation._notify(event)
                                 yield event

@@ -605,3 +605,19 @@ async def test_a_run_leaves_nothing_for_the_collector(hooked: bool) -> None:
     finally:
         gc.enable()
     assert bool(trace) == hooked
+
+
+async def test_an_in_memory_append_that_fails_mid_run_ends_it_with_a_store_error() -> None:
+    # The tool deletes the session under the run: its result cannot be stored.
+    store = InMemorySessionService()
+
+    async def forget(args: dict[str, Any], ctx: ToolContext) -> str:
+        await store.delete("u", "s")
+        return "forgotten"
+
+    model = ScriptedModel([calls(call("forget", "c1")), "never asked"])
+    runner = Runner(LlmAgent("root", model=model, tools=[Tool("forget", forget)]), session_service=store)
+    got = await shapes(runner)
+    assert got[:2] == [("model", "user", "hi"), ("model", "root", "", [("forget", "{}")])]
+    assert got[2:] == [("error", "root", "LookupError", "store")]
+    assert model.remaining == 1
