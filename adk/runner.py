@@ -442,13 +442,8 @@ class Runner:
                                         _carry_escalation(invocation, event)
                                     if state._delta:  # state.has_delta, without a property call per event
                                         event.actions.state_delta.update(state.take_delta())
-                                    try:  # as _saved_now and _save do, without their frames: the most appends
-                                        if now is not None:
-                                            now._append(held, event)
-                                        else:
-                                            await store.append_event(held, event)
-                                    except Exception as error:
-                                        raise _StoreFailed(error) from error
+                                    if not _saved_now(now, held, event):
+                                        await _save(store, held, event)
                                 if invocation._observers:
                                     invocation._notify(event)
                                 yield event
