@@ -9,6 +9,7 @@ approvals=..., tool_results=...)` resumes the same invocation, in any process (d
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -17,7 +18,16 @@ from adk.events import ObjectType
 if TYPE_CHECKING:
     from adk.sessions.base import Session
 
-__all__ = ["Answer", "Approve", "Pending", "Reject", "ToolResult", "waiting_calls"]
+__all__ = [
+    "Answer",
+    "AnswerCheck",
+    "Approve",
+    "Pending",
+    "Reject",
+    "ToolResult",
+    "check_answers",
+    "waiting_calls",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +88,43 @@ def waiting_calls(session: Session) -> dict[str, tuple[str, str]]:
         for i in e.long_running_tool_ids
         if i not in answered
     }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCheck:
+    """How a resume's answers meet the calls a paused run waits for (`check_answers`)."""
+
+    misplaced_approvals: tuple[str, ...]
+    """The calls given an approval that wait for none, in the order given."""
+    misplaced_results: tuple[str, ...]
+    """The calls given a result that wait for none from whoever answers, in the order given."""
+    missing: tuple[str, ...]
+    """The waiting calls no answer covers, in the order they wait."""
+
+
+def check_answers(
+    waiting: Mapping[str, tuple[str, str]],
+    approvals: Collection[str],
+    results: Collection[str],
+    *,
+    client: bool = False,
+) -> AnswerCheck:
+    """Which of the calls answered (`approvals`, `results`: call ids) wait for that answer, and
+    which of the `waiting` calls (as `waiting_calls` gives them) no answer covers.
+
+    The one rule the runner and AG-UI apply: an approval answers a call waiting for approval; a
+    result answers a pending call, the application's (`tool.pending`) or the client's
+    (`tool.client_pending`), but a `client` answers only the calls of its own tools. A paused run
+    resumes only when every call it waits for is answered.
+    """
+    accepted = _FROM_CLIENT if client else _RESULTS
+    return AnswerCheck(
+        tuple(i for i in approvals if waiting.get(i, _NONE)[0] != ObjectType.APPROVAL_REQUEST),
+        tuple(i for i in results if waiting.get(i, _NONE)[0] not in accepted),
+        tuple(i for i in waiting if i not in approvals and i not in results),
+    )
+
+
+_RESULTS = frozenset({ObjectType.TOOL_PENDING, ObjectType.CLIENT_PENDING})
+_FROM_CLIENT = frozenset({ObjectType.CLIENT_PENDING})
+_NONE = ("", "")

@@ -28,7 +28,21 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, assert_never
 
-from adk.callbacks.decisions import Approved, Deferred, FellBack, Halted, Rejected, Replaced, Retried
+from adk.callbacks.decisions import (
+    Approved,
+    BudgetExceeded,
+    BudgetWarning,
+    Compacted,
+    Decision,
+    Deferred,
+    FellBack,
+    Halted,
+    Paced,
+    Refused,
+    Rejected,
+    Replaced,
+    Retried,
+)
 from adk.callbacks.results import Cont, Raise
 from adk.context import AgentContext, ModelContext, ToolContext
 
@@ -64,21 +78,7 @@ class AuditLog:
                 "by": decision.by,
                 "target": decision.target,
             }
-            match decision:
-                case Retried():
-                    fields |= {"attempt": decision.attempt, "wait": decision.wait, "error": decision.error}
-                case FellBack():
-                    if decision.to is not None:
-                        fields["to"] = decision.to
-                    fields["error"] = decision.error
-                case Deferred() | Rejected():
-                    fields |= {"call_id": decision.call_id, "reason": decision.reason}
-                case Approved():
-                    fields["call_id"] = decision.call_id
-                case Halted() | Replaced():
-                    pass
-                case unreachable:
-                    assert_never(unreachable)
+            fields |= _fields(decision)
             self._emit(fields)
 
     def _log(self, ctx: AgentContext | ModelContext | ToolContext, hook: str, outcome: str) -> None:
@@ -132,3 +132,28 @@ class AuditLog:
     def on_tool_error(self, error: Exception, ctx: ToolContext) -> Raise:
         self._log(ctx, "on_tool_error", f"error:{type(error).__name__}")
         return Raise(error)
+
+
+def _fields(decision: Decision) -> dict[str, Any]:
+    """What a decision adds to its log record beyond its kind, callback and target."""
+    match decision:
+        case Retried():
+            return {"attempt": decision.attempt, "wait": decision.wait, "error": decision.error}
+        case FellBack():
+            return {"error": decision.error} | ({"to": decision.to} if decision.to is not None else {})
+        case Deferred() | Rejected():
+            return {"call_id": decision.call_id, "reason": decision.reason}
+        case Approved():
+            return {"call_id": decision.call_id}
+        case Compacted():
+            return {"folded": decision.folded, "tokens_saved": decision.tokens_saved}
+        case Refused():
+            return {"reason": decision.reason}
+        case Paced():
+            return {"wait": decision.wait}
+        case BudgetWarning() | BudgetExceeded():
+            return {"budget": decision.budget, "limit": decision.limit, "spent": decision.spent}
+        case Halted() | Replaced():
+            return {}
+        case unreachable:
+            assert_never(unreachable)

@@ -8,6 +8,7 @@ mutable objects reached through the context.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
@@ -34,7 +35,9 @@ __all__ = [
     "State",
     "ToolContext",
     "current_invocation",
+    "current_invocation_var",
     "current_tool_call_id",
+    "current_tool_call_id_var",
 ]
 
 log = logging.getLogger(__name__)
@@ -147,6 +150,7 @@ class Invocation:
         "escalated",
         "invocation_id",
         "message",
+        "resuming",
         "retry_policy",
         "session",
         "state",
@@ -176,12 +180,8 @@ class Invocation:
         self.ended = False
         self.escalated = False
         """Set by `escalate()`; the next event carries `actions.escalate` and ends a `LoopAgent`."""
-        if retry_policy is None:
-            from adk.recovery import RetryPolicy
-
-            retry_policy = RetryPolicy()
         self.retry_policy = retry_policy
-        """The runner's retry policy; an agent's own policy takes precedence."""
+        """The runner's retry policy; an agent's own policy takes precedence (None: the default one)."""
         self._outer = runner_callbacks
         self._run_callbacks = run_callbacks
         hooked = (runner_callbacks is not None and runner_callbacks.objects) or (
@@ -198,6 +198,9 @@ class Invocation:
         """When resuming a paused invocation: the application's answer to each waiting call."""
         self.waiting: list[str] = []
         """The ids of the tool calls this run left waiting (for approval, or a pending result)."""
+        self.resuming: set[str] | None = None
+        """When this run finishes an invocation cut short or paused (adk.agents.resume): the
+        branches whose agent has picked up so far. None for a new invocation."""
 
     def _fork(self, session: Session, message: Message) -> Invocation:
         """An invocation for an agent run as a tool (adk.agents.tool): `session` holds its own history.
@@ -293,21 +296,23 @@ class Invocation:
         return f"Invocation({self.invocation_id!r}, session={self.session.id!r}, ended={self.ended})"
 
 
-_current_invocation: ContextVar[Invocation] = ContextVar("adk_invocation")
-_current_tool_call_id: ContextVar[str | None] = ContextVar("adk_tool_call_id", default=None)
+current_invocation_var: ContextVar[Invocation] = ContextVar("adk_invocation")
+"""What `current_invocation()` reads: the runner sets it around each step of a run's agent."""
+current_tool_call_id_var: ContextVar[str | None] = ContextVar("adk_tool_call_id", default=None)
+"""What `current_tool_call_id()` reads: a tool call's envelope sets it while the call runs."""
 
 
 def current_invocation() -> Invocation:
     """The invocation running in this task; usable from any callback or tool."""
     try:
-        return _current_invocation.get()
+        return current_invocation_var.get()
     except LookupError:
         raise LookupError("current_invocation() called outside of a Runner run") from None
 
 
 def current_tool_call_id() -> str | None:
     """The id of the tool call being handled in this task, or None outside a tool call."""
-    return _current_tool_call_id.get()
+    return current_tool_call_id_var.get()
 
 
 T = TypeVar("T")
@@ -388,6 +393,19 @@ class ToolContext(_Context):
     attempt: int = 1
     approved: bool = False
     """True when a person approved this call (docs/approvals.md): a `Defer` then goes on as `Cont`."""
+
+    @property
+    def idempotency_key(self) -> str:
+        """The key to hand to a payment or mail API so that this call never takes effect twice.
+
+        The same for every attempt of this call, after `runner.resume()` and on any worker: it is
+        derived from the user, the session, the invocation and the tool call id (docs/limits.md).
+        """
+        session = self.invocation.session
+        parts = (session.user_id, session.id, self.invocation.invocation_id, self.tool_call_id)
+        # each part prefixed by its length: no choice of ids can make two calls' texts equal
+        text = "".join(f"{len(part)}:{part}" for part in parts)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @_set_through_slots

@@ -6,23 +6,45 @@ AdkError
  ├── SessionBusyError          a run on a session that another run (in any process) holds
  ├── ApprovalError             answers for a session with nothing waiting, or for calls not waiting
  ├── StaleSessionError         an append from a copy of a session that missed stored events
+ ├── UnconfirmedAppendError    an append whose answer was lost: stored or not, the store could not
+ │                             be asked (also a ConnectionError)
  ├── MaxIterationsExceeded     the model still asked for tools after an agent's max_iterations
  ├── ScriptError               a ScriptedModel was called more or fewer times than scripted
  │                             (also an AssertionError)
  ├── CliError                  a command of `adk` failed: reported as one line, exit status 1
  ├── McpServerError            an MCP server could not be reached or listed (names the server)
+ ├── RequestRefused            an HTTP request an adk server refuses: its 4xx status and one line
+ │                             naming what was wrong and where (the AG-UI endpoint, `adk web`)
+ ├── DurableError              DBOS could not start on its system database (names it)
+ ├── WorkflowMismatchError     a recovered durable run makes other events than its record (names
+ │                             the workflow); nothing is run again
  ├── ToolError
  │    ├── ToolNotFoundError    the model called a tool the agent does not have
  │    ├── ToolArgumentsError   the model's arguments are not JSON or fail the tool's schema
  │    ├── ToolRetry            raised by a tool: ask the model to correct its call
  │    ├── TransferError        a transfer to an agent that is unknown or out of reach
+ │    ├── ToolTimeoutError     a tool call ran past its tool's `timeout` and was cancelled
+ │    │                        (transient; also a TimeoutError)
+ │    ├── ToolInterruptedError a durable run's call cut mid-body, not idempotent: not run again
  │    ├── McpToolError         an MCP tool answered with isError
- │    └── McpConnectionError   the connection to an MCP server dropped during a call (transient;
- │                             also a ConnectionError)
+ │    ├── McpConnectionError   the connection to an MCP server dropped during a call (transient;
+ │    │                        also a ConnectionError)
+ │    └── RemoteAgentError     an A2A agent's task failed, was rejected or canceled, or its answer
+ │         │                   is not A2A (names the agent's URL)
+ │         ├── RemoteAgentConnectionError  the A2A agent could not be reached (transient; also a
+ │         │                   ConnectionError)
+ │         └── RemoteAgentTimeoutError  the A2A agent did not answer in time (transient; also a
+ │                             TimeoutError)
  ├── RetriesExhausted          the retry policy said stop; carries the attempts and last error
+ ├── RunTimeout                a run passed its deadline (`timeout=`); also a TimeoutError
+ ├── ResponseRejected          raised by an after_model hook: the model's answer is not used
  ├── RunStopped                given to after_run: the consumer stopped iterating, or its task
  │                             was cancelled (never raised)
  ├── OutputTypeError           an agent's output_type has no JSON schema (also a TypeError)
+ ├── ModelSpecError            a model string such as `openai:<name>` names no model adk can make
+ │                             (also a ValueError; adk.models.resolve)
+ ├── BudgetExceededError       a call a `Budget` cannot afford at all: not made (adk.limits);
+ │                             offered to `on_model_error` like a failed call
  └── ModelError                a model call failed; `transient` says if retrying may help
       ├── RateLimitError       429; `retry_after` from the server          (transient)
       ├── ServerError          5xx                                           (transient)
@@ -30,6 +52,8 @@ AdkError
       ├── ModelConnectionError                                               (transient)
       ├── StreamInterruptedError  a stream ended without a finish reason      (transient)
       ├── BadRequestError      other 4xx
+      │    └── ContextOverflowError  the request is longer than the model's context: compact
+      │                        it and retry (docs/context.md)
       ├── AuthenticationError  401 / 403
       ├── CircuitOpenError     every model a CircuitBreaker could use is cooling down
       └── OutputValidationError  an answer does not match the agent's output_type
@@ -50,10 +74,13 @@ __all__ = [
     "ApprovalError",
     "AuthenticationError",
     "BadRequestError",
+    "BudgetExceededError",
     "CallbackError",
     "CallbackRegistrationError",
     "CircuitOpenError",
     "CliError",
+    "ContextOverflowError",
+    "DurableError",
     "ModelConnectionError",
     "ModelError",
     "MaxIterationsExceeded",
@@ -61,11 +88,18 @@ __all__ = [
     "McpServerError",
     "McpToolError",
     "ModelTimeoutError",
+    "ModelSpecError",
     "OutputTypeError",
     "OutputValidationError",
     "RateLimitError",
+    "RemoteAgentConnectionError",
+    "RemoteAgentError",
+    "RemoteAgentTimeoutError",
+    "RequestRefused",
+    "ResponseRejected",
     "RetriesExhausted",
     "RunStopped",
+    "RunTimeout",
     "ScriptError",
     "ServerError",
     "SessionBusyError",
@@ -73,9 +107,13 @@ __all__ = [
     "StreamInterruptedError",
     "ToolArgumentsError",
     "ToolError",
+    "ToolInterruptedError",
     "ToolNotFoundError",
     "ToolRetry",
+    "ToolTimeoutError",
+    "UnconfirmedAppendError",
     "TransferError",
+    "WorkflowMismatchError",
     "locate",
     "where",
 ]
@@ -114,6 +152,17 @@ class StaleSessionError(AdkError):
     """An append did not follow the last stored event: another writer appended in between."""
 
 
+class UnconfirmedAppendError(AdkError, ConnectionError):
+    """An append whose answer was lost (the connection dropped, or timed out) and whose store could
+    not be asked since: the event is stored as number `seq`, or not at all; every event before it
+    is stored. Read the session once the store answers to tell (docs/sessions.md)."""
+
+    def __init__(self, message: str, *, event_id: str, seq: int) -> None:
+        super().__init__(message)
+        self.event_id = event_id
+        self.seq = seq
+
+
 class MaxIterationsExceeded(AdkError):
     """The model kept asking for tools beyond the agent's `max_iterations`."""
 
@@ -124,6 +173,24 @@ class ScriptError(AdkError, AssertionError):
 
 class CliError(AdkError):
     """A command of the `adk` command line failed: reported as one line, exiting with status 1."""
+
+
+class RequestRefused(AdkError):
+    """An HTTP request an adk server refuses before anything runs: sent as `{"detail": detail}`
+    with the 4xx `status` (AG-UI's endpoint and `adk web`'s JSON endpoints)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+class DurableError(AdkError):
+    """DBOS could not start on its system database (the message names it, without a password)."""
+
+
+class WorkflowMismatchError(AdkError):
+    """A recovered durable run made an event other than the one its first execution stored."""
 
 
 class ToolError(AdkError):
@@ -154,6 +221,20 @@ class TransferError(ToolError):
     """
 
 
+class ToolTimeoutError(ToolError, TimeoutError):
+    """A tool call ran longer than its tool's `timeout` and was cancelled. Transient, but the
+    default policy retries only idempotent tools: a call that may have had its effect is not re-run."""
+
+    def __init__(self, tool: str, timeout: float) -> None:
+        super().__init__(f"tool {tool!r} did not finish within its timeout of {timeout:g} s")
+        self.tool = tool
+        self.timeout = timeout
+
+
+class ToolInterruptedError(ToolError):
+    """A durable run's non-idempotent tool call was cut mid-body by a crash: its effect is unknown."""
+
+
 class McpServerError(AdkError):
     """An MCP server could not be reached or listed: the message names the server."""
 
@@ -166,6 +247,18 @@ class McpConnectionError(ToolError, ConnectionError):
     """The connection to an MCP server dropped during a call (transient: the next call reconnects)."""
 
 
+class RemoteAgentError(ToolError):
+    """An A2A agent's task failed, was rejected or canceled, or its answer is not A2A (adk.a2a)."""
+
+
+class RemoteAgentConnectionError(RemoteAgentError, ConnectionError):
+    """An A2A agent could not be reached (transient: worth another attempt)."""
+
+
+class RemoteAgentTimeoutError(RemoteAgentError, TimeoutError):
+    """An A2A agent did not answer in time (transient: worth another attempt)."""
+
+
 class RetriesExhausted(AdkError):
     """The retry policy allowed no further attempt."""
 
@@ -173,6 +266,28 @@ class RetriesExhausted(AdkError):
         super().__init__(f"gave up after {attempts} attempt(s): {type(last_error).__name__}: {last_error}")
         self.attempts = attempts
         self.last_error = last_error
+
+
+class RunTimeout(AdkError, TimeoutError):
+    """A run passed its deadline (`runner.run(..., timeout=)` or `Runner(timeout=)`): its error
+    event ends it; what was stored before stays."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"the run did not finish within its timeout of {timeout:g} s")
+        self.timeout = timeout
+
+
+class ResponseRejected(AdkError):
+    """Raised by an `after_model` hook: the model's answer, though it came, is not used.
+
+    `on_model_error` sees it like a failed call (Retry, Fallback or Raise); `callback` names the
+    hook that raised it (`Guard.after_model`), set as it leaves the chain.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.callback: str | None = None
 
 
 class RunStopped(AdkError):
@@ -183,6 +298,25 @@ class RunStopped(AdkError):
 
 class OutputTypeError(AdkError, TypeError):
     """An agent's `output_type` is not a type adk can build a JSON schema and a validator for."""
+
+
+class ModelSpecError(AdkError, ValueError):
+    """A model string that names no model adk can make: an unknown provider, no name, no key."""
+
+
+class BudgetExceededError(AdkError):
+    """A call a `Budget` cannot afford: it is not made. `limit` names the limit it would cross
+    (`usd`, `total_tokens`, `tool_calls`, `tool:<name>`...), `allowed` is that limit and `spent`
+    what was spent and reserved on it when the call was refused."""
+
+    def __init__(self, budget: str, limit: str, allowed: float, spent: float, message: str = "") -> None:
+        super().__init__(
+            message or f"budget {budget!r} cannot afford the call: {limit} {spent:g} of {allowed:g}"
+        )
+        self.budget = budget
+        self.limit = limit
+        self.allowed = allowed
+        self.spent = spent
 
 
 class ModelError(AdkError):
@@ -220,6 +354,14 @@ class StreamInterruptedError(ModelError):
 
 class BadRequestError(ModelError):
     pass
+
+
+class ContextOverflowError(BadRequestError):
+    """The server refused the request for its length: it does not fit the model's context.
+
+    Not transient (the same request fails again), but recoverable: a shorter request may pass.
+    The default policy drops the oldest whole turns and retries once (docs/context.md).
+    """
 
 
 class AuthenticationError(ModelError):

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from adk.callbacks.decisions import Decision
+from adk.data import Data
+from adk.ids import new_id
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    pass
 
 __all__ = [
     "Choice",
@@ -39,32 +38,10 @@ __all__ = [
     "ToolCall",
     "ToolDeclaration",
     "Usage",
+    "new_choice",
+    "new_event",
     "new_id",
 ]
-
-
-def _fill(size: int) -> list[str]:
-    """`size` fresh ids, cut in C from one system call's random bytes: a call per id was a tenth
-    of a turn's cost."""
-    pool = os.urandom(16 * size).hex(" ", 16).split()
-    _pools.append(pool)
-    return pool
-
-
-def _forget_pools() -> None:
-    """In a forked child: empty the pools it inherited, so that it never hands out its parent's
-    next ids; its iterator then fills a new one."""
-    for pool in _pools:
-        pool.clear()
-
-
-_pools: deque[list[str]] = deque(maxlen=8)
-"""The last pools filled: the one being handed out is among them (threads that fill at the same
-time may finish in any order)."""
-new_id: Callable[[], str] = chain.from_iterable(map(_fill, repeat(256))).__next__
-"""A fresh random identifier: 32 hex digits (128 bits from `os.urandom`), from a pool filled 256
-at a time; a C call, no Python frame, except once per 256."""
-os.register_at_fork(after_in_child=_forget_pools)
 
 
 class ObjectType:
@@ -89,54 +66,13 @@ class ObjectType:
     """A call of a tool the caller runs (`client_tools`: an AG-UI frontend tool) waits for the
     caller's result; stored apart from `tool.pending`, so that a result for one of the agent's own
     calls can never pass for a client's."""
+    TOOL_PROGRESS = "tool.progress"
+    """A running tool call's progress (an MCP server's progress notification): partial, never stored."""
     RUNNER_PAUSED = "runner.paused"
     """The run ended with calls waiting (`long_running_tool_ids`); answering them resumes it."""
-
-
-_ADAPTERS: dict[type, Any] = {}
-
-
-class Data:
-    """pydantic's model methods on a dataclass: validation and JSON at the boundaries.
-
-    The `TypeAdapter` of each class is built on first use, so importing adk loads no pydantic.
-    """
-
-    __slots__ = ()
-    __pydantic_config__: ClassVar[Mapping[str, Any]] = {"extra": "forbid"}
-
-    @classmethod
-    def adapter(cls) -> TypeAdapter[Self]:
-        """The class's pydantic `TypeAdapter` (built once)."""
-        adapter = _ADAPTERS.get(cls)
-        if adapter is None:
-            from pydantic import TypeAdapter
-
-            adapter = _ADAPTERS[cls] = TypeAdapter(cls)
-        return adapter
-
-    @classmethod
-    def model_validate(cls, obj: Any) -> Self:
-        """`obj` (a dict, as from JSON) checked and converted; `pydantic.ValidationError` if wrong."""
-        return cls.adapter().validate_python(obj)
-
-    @classmethod
-    def model_validate_json(cls, data: str | bytes) -> Self:
-        """JSON text checked and converted; `pydantic.ValidationError` if wrong."""
-        return cls.adapter().validate_json(data)
-
-    def model_dump(self, **options: Any) -> dict[str, Any]:
-        """A dict of the fields, nested parts as dicts (pydantic's options: `mode`, `include`, ...)."""
-        return self.adapter().dump_python(self, **options)  # type: ignore[no-any-return]
-
-    def model_dump_json(self, **options: Any) -> str:
-        """The JSON text (pydantic's options: `indent`, `include`, `exclude`, ...)."""
-        return self.adapter().dump_json(self, **options).decode()
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy with the fields in `update` changed (not validated); deep copies nested parts."""
-        made: Any = copy.deepcopy(self) if deep else self
-        return dataclasses.replace(made, **(update or {}))  # type: ignore[no-any-return]
+    COMPACTION = "compaction"
+    """The older turns of a branch's history were folded: its message is their summary (none if
+    they were dropped), its `Compacted` decision says which; the history reads from it on."""
 
 
 class _Immutable(Data):
@@ -230,8 +166,9 @@ def _message(
     return message
 
 
-def _choice(message: Message, finish_reason: str | None = None) -> Choice:
-    """A `Choice` of a full message, set through its slots (half the cost of its `__init__`)."""
+def new_choice(message: Message, finish_reason: str | None = None) -> Choice:
+    """A `Choice` of a full message, set through its slots (half the cost of its `__init__`): for
+    the framework's own events, made many times a turn."""
     choice = _new(Choice)
     choice.index = 0
     choice.message = message
@@ -421,7 +358,7 @@ class Event(LlmResponse):
                 object=ObjectType.STATE_UPDATE,
                 actions=EventActions(state_delta=delta),
             )
-        event = _event(invocation_id, author, ObjectType.STATE_UPDATE, branch)
+        event = new_event(invocation_id, author, ObjectType.STATE_UPDATE, branch)
         event.actions.state_delta = delta
         return event
 
@@ -501,7 +438,7 @@ class Event(LlmResponse):
         return copy.deepcopy(self)
 
 
-def _event(
+def new_event(
     invocation_id: str, author: str, object: str = ObjectType.CHAT_COMPLETION, branch: str = ""
 ) -> Event:
     """A new `Event` of the framework's, its defaults set through its slots: the dataclass's

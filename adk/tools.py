@@ -34,6 +34,7 @@ from adk.callbacks.registry import is_async
 from adk.context import ToolContext
 from adk.errors import ToolArgumentsError
 from adk.events import ToolDeclaration
+from adk.limits.timeouts import positive
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -61,6 +62,8 @@ class BaseTool(ABC):
     """How many times the tool may raise `ToolRetry` in one invocation before it is an error."""
     requires_approval: bool = False
     """Every call waits for a person's approval before it runs (docs/approvals.md)."""
+    timeout: float | None = None
+    """Seconds a call may run before it is cancelled with a `ToolTimeoutError` (docs/limits.md)."""
 
     @property
     @abstractmethod
@@ -107,6 +110,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         idempotent: bool = False,
         max_retries: int = 2,
         requires_approval: bool = False,
+        timeout: float | None = None,
     ) -> None:
         self.fn = fn
         self.name = name if name is not None else _name_of(fn)
@@ -121,6 +125,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.idempotent = idempotent
         self.max_retries = max_retries
         self.requires_approval = requires_approval
+        self.timeout = positive(timeout, f"tool {self.name!r}: timeout")
         self._call: Callable[..., Any] = fn
         self._is_async = is_async(fn)
         adapter, schema, self._params, self._ctx_param = _arguments_adapter(self.name, fn, param_docs)
@@ -178,6 +183,7 @@ def tool(
     idempotent: bool = False,
     max_retries: int = 2,
     requires_approval: bool = False,
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
     fn: Callable[P, R] | None = None,
@@ -188,6 +194,7 @@ def tool(
     idempotent: bool = False,
     max_retries: int = 2,
     requires_approval: bool = False,
+    timeout: float | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a `FunctionTool` of the decorated function: `@tool` or `@tool(requires_approval=True)`."""
 
@@ -199,6 +206,7 @@ def tool(
             idempotent=idempotent,
             max_retries=max_retries,
             requires_approval=requires_approval,
+            timeout=timeout,
         )
 
     return wrap if fn is None else wrap(fn)
@@ -227,10 +235,14 @@ def result_to_text(result: Any) -> str:
     """A tool's result as the text sent to the model: a str as is, data as JSON, anything else str().
 
     Within data, values JSON cannot hold are written with str(); data that cannot be written at
-    all (a list that holds itself) is written with str() whole.
+    all (a list that holds itself) is written with str() whole. A result whose type has a
+    `text_for_model()` method (an MCP tool's `McpResult`) is written by it.
     """
     if isinstance(result, str):
         return result
+    own = getattr(type(result), "text_for_model", None)
+    if own is not None:
+        return str(own(result))
     if isinstance(result, _JSON_TYPES) or _is_dataclass(result) or _is_model(result):
         import pydantic_core
 

@@ -25,6 +25,7 @@ RUNS = {
     # name: (iterations, the body of `async def main(n)`)
     "S1": (1000, "r = runner.make_runner('S1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S2": (1000, "r = runner.make_runner('S2')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "B1": (1000, "r = budget.make_runner(True)\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3.1": (500, "r = runner.make_runner('S3.1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "floor before, 1 hook": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS, CTX)"),
@@ -42,7 +43,7 @@ RUNS = {
 
 PROGRAM = """
 import asyncio, gc, sys
-from benchmarks import chain, runner
+from benchmarks import budget, chain, runner
 from adk.callbacks import Callbacks, run_after, run_before
 gc.collect()
 gc.freeze()

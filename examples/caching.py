@@ -1,13 +1,15 @@
 """Caching: `before_model` and `before_tool` answer from a cache instead of calling out.
 
 `after_model` and `after_tool` fill the cache; the `before_*` hooks halt with what is there, so
-the same request never reaches the model (or the tool) twice. Run it: python examples/caching.py
+the same request never reaches the model (or the tool) twice. Run it: python examples/caching.py,
+or adk run examples/caching.py -m "How much is a widget?" (and adk web examples/caching.py)
 """
 
 import json
 from typing import Any
 
-from adk import Cont, Halt, LlmAgent, LlmResponse, ModelContext, Runner, ToolCall, ToolContext
+from adk import Cont, Halt, LlmAgent, LlmResponse, ModelContext, Runner, ToolContext
+from adk.events import ToolCall
 from adk.testing import ScriptedModel
 
 runs: list[str] = []
@@ -55,11 +57,20 @@ def _tool_key(ctx: ToolContext) -> str:
     return f"{ctx.tool.name}:{json.dumps(ctx.args, sort_keys=True)}"
 
 
-def main() -> Cache:
+def shop(cache: Cache) -> tuple[LlmAgent, ScriptedModel]:
+    """The shop agent, its cache, and its scripted model (a real one would decide to call get_price)."""
     ask = LlmResponse.calls(ToolCall.of("get_price", '{"item": "widget"}', id="call_1"))
     model = ScriptedModel([ask, "A widget costs 4.20 €."])
+    return LlmAgent("shop", model=model, tools=[get_price], callbacks=[cache]), model
+
+
+agent = shop(Cache())[0]  # what `adk run` and `adk web` open: ask twice, the second is cached
+
+
+def main() -> Cache:
     cache = Cache()
-    runner = Runner(LlmAgent("shop", model=model, tools=[get_price], callbacks=[cache]))
+    shop_agent, model = shop(cache)
+    runner = Runner(shop_agent)
     for session in ["monday", "tuesday"]:  # the same question, in two conversations
         answer = runner.run_sync("user", session, "How much is a widget?")[-2].content
         print(f"{session}: {answer} (model calls: {len(model.requests)}, tool runs: {len(runs)})")

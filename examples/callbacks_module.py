@@ -2,14 +2,15 @@
 
 Register the module like any callback (`callbacks=[callbacks_module]`); mypy checks its
 functions against the hook protocols as it checks a class's methods.
-Run it: python examples/callbacks_module.py
+Run it: python examples/callbacks_module.py, or adk run examples/callbacks_module.py -m "Hi"
 """
 
 import dataclasses
 import sys
 from typing import Any
 
-from adk import Callbacks, Cont, LlmAgent, LlmRequest, ModelContext, Runner, ToolContext
+from adk import Cont, LlmAgent, LlmRequest, ModelContext, Runner, ToolContext
+from adk.callbacks import Callbacks
 from adk.testing import ScriptedModel
 
 HOUSE_STYLE = "Answer in one sentence."
@@ -26,13 +27,19 @@ def after_tool(result: Any, ctx: ToolContext) -> Any:
     return round(result, 2) if isinstance(result, float) else result
 
 
-def main() -> list[LlmRequest]:
-    model = ScriptedModel(["Widgets are great."])
+def assistant(model: ScriptedModel) -> LlmAgent:
     this_module = sys.modules[__name__]  # this very file, used as a callback
-    agent = LlmAgent(
+    return LlmAgent(
         "assistant", model=model, instruction="You sell widgets.", callbacks=Callbacks.of([this_module])
     )
-    print(Runner(agent).run_sync("user", "session", "Tell me about widgets.")[-2].content)
+
+
+agent = assistant(ScriptedModel(["Widgets are great."]))  # what `adk run` and `adk web` open
+
+
+def main() -> list[LlmRequest]:
+    model = ScriptedModel(["Widgets are great."])
+    print(Runner(assistant(model)).run_sync("user", "session", "Tell me about widgets.")[-2].content)
     print(f"the model was told: {model.requests[0].instruction!r}")
     return model.requests
 

@@ -8,7 +8,8 @@ The extractor's request carries Invoice's JSON schema (`response_format`; a llam
 enforces it with a grammar). Its first answer here forgets the total: that is an
 `OutputValidationError`, offered to `on_model_error`, where the default policy asks the model to
 correct it, naming the problem. The corrected value is stored under "invoice" for the replier,
-and `output_of` gives it back typed. Run it: python examples/extractor.py
+and `output_of` gives it back typed. Run it: python examples/extractor.py, or paste an email into
+adk web examples/extractor.py
 """
 
 import dataclasses
@@ -16,16 +17,9 @@ from datetime import date
 
 from pydantic import BaseModel
 
-from adk import (
-    Cont,
-    LlmAgent,
-    ModelContext,
-    OutputValidationError,
-    Raise,
-    Runner,
-    SequentialAgent,
-    output_of,
-)
+from adk import Cont, LlmAgent, ModelContext, Raise, Runner, SequentialAgent
+from adk.agents import output_of
+from adk.errors import OutputValidationError
 from adk.testing import ScriptedModel
 
 
@@ -56,7 +50,8 @@ class FillInstruction:
         return Cont(dataclasses.replace(ctx, request=request))
 
 
-def main() -> Invoice:
+def inbox() -> tuple[SequentialAgent, ScriptedModel]:
+    """The workflow, and the replier's scripted model (which records what it was told)."""
     extractor = LlmAgent(
         "extractor",
         model=ScriptedModel(
@@ -73,10 +68,16 @@ def main() -> Invoice:
     )
     replier_model = ScriptedModel(["Thank you: we received invoice INV-2024-17 for 1250.0 EUR."])
     replier = LlmAgent("replier", model=replier_model, callbacks=[FillInstruction()])
-    inbox = SequentialAgent("inbox", sub_agents=[extractor, replier])
+    return SequentialAgent("inbox", sub_agents=[extractor, replier]), replier_model
 
+
+agent = inbox()[0]  # what `adk run` and `adk web` open: paste an email
+
+
+def main() -> Invoice:
+    workflow, replier_model = inbox()
     email = "Hello, please find attached invoice INV-2024-17 of May 2, 2024, for 1,250.00 EUR."
-    events = Runner(inbox).run_sync("accounts", "mail-1", email)
+    events = Runner(workflow).run_sync("accounts", "mail-1", email)
     invoice = output_of(events, Invoice, author="extractor")
     print(f"extracted: {invoice!r}")
     print(f"replier was told: {replier_model.requests[0].instruction}")

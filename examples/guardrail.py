@@ -1,7 +1,7 @@
 """A guardrail: `before_model` halts the call when the user raises a banned topic.
 
 The halted response stands in for the model's: the model is never asked, and the user gets the
-refusal. Run it: python examples/guardrail.py
+refusal. Run it: python examples/guardrail.py, or adk run examples/guardrail.py -m "the password?"
 """
 
 from adk import Cont, Halt, LlmAgent, LlmResponse, ModelContext, Runner
@@ -21,9 +21,16 @@ class Guardrail:
         return Cont(ctx)
 
 
+def assistant(model: ScriptedModel) -> LlmAgent:
+    return LlmAgent("assistant", model=model, callbacks=[Guardrail()])
+
+
+agent = assistant(ScriptedModel(["Paris is the capital of France."]))  # for `adk run` and `adk web`
+
+
 def main() -> None:
     model = ScriptedModel(["Paris is the capital of France."])
-    runner = Runner(LlmAgent("assistant", model=model, callbacks=[Guardrail()]))
+    runner = Runner(assistant(model))
     for question in ["What's the capital of France?", "What's the admin password?"]:
         print(f"user: {question}")
         for event in runner.run_sync("user", "session", question):

@@ -3,7 +3,8 @@
 `McpToolset.stdio(...)` starts examples/travel_mcp_server.py on first use and lists its tools;
 the model calls them like local tools. A `before_tool` callback defers bookings for a person's
 approval (`Defer`), so the MCP tool `book` runs only once approved; `async with` closes the
-connection and stops the server. Run it: python examples/mcp_agent.py (needs `adk[mcp]`)
+connection and stops the server. Run it: python examples/mcp_agent.py, or
+adk run examples/mcp_agent.py -m "Weather in Paris?" (needs `adk-callbacks[mcp]`)
 """
 
 import asyncio
@@ -15,16 +16,16 @@ from adk import (
     Approve,
     Cont,
     Defer,
-    Deferred,
     Event,
     LlmAgent,
     LlmRequest,
     LlmResponse,
     ObjectType,
     Runner,
-    ToolCall,
     ToolContext,
 )
+from adk.callbacks import Deferred
+from adk.events import ToolCall
 from adk.mcp import McpToolset
 from adk.testing import ScriptedModel
 
@@ -46,10 +47,17 @@ def report(request: LlmRequest) -> str:
     return f"Travel server said: {request.messages[-1].content}"
 
 
-async def main() -> list[str]:
+def planner() -> LlmAgent:
+    """The agent; its MCP server starts when it first lists its tools, and stops when the runner closes."""
     model = ScriptedModel([ask("forecast", "Paris"), report, ask("book", "Paris"), report])
     travel = McpToolset.stdio(sys.executable, str(SERVER), name="travel")
-    agent = LlmAgent("planner", model=model, tools=[travel], callbacks=[BookingsNeedApproval()])
+    return LlmAgent("planner", model=model, tools=[travel], callbacks=[BookingsNeedApproval()])
+
+
+agent = planner()  # what `adk run` and `adk web` open
+
+
+async def main() -> list[str]:
     said: list[str] = []
 
     async def show(events: AsyncIterator[Event]) -> None:
@@ -60,7 +68,7 @@ async def main() -> list[str]:
             if event.author == "planner" and event.object == ObjectType.CHAT_COMPLETION and event.content:
                 said.append(f"assistant: {event.content}")
 
-    async with Runner(agent) as runner:
+    async with Runner(planner()) as runner:
         await show(runner.run("u", "s", "What's the weather in Paris tomorrow?"))
         await show(runner.run("u", "s", "Book me a trip there."))
         await show(runner.run("u", "s", approvals={"call-book": Approve()}))

@@ -3,7 +3,8 @@
 `before_tool` defers a large transfer (`Defer(reason)`); the run ends with an approval request
 and is paused in the session. The application asks a person, then answers with
 `runner.run(..., approvals={call_id: Approve() | Reject(reason)})`, which resumes the same
-invocation; a small transfer runs at once. Run it: python examples/payments.py
+invocation; a small transfer runs at once. Run it: python examples/payments.py, or
+adk web examples/payments.py and type "pay bo 5000": the page asks you to approve or reject it.
 """
 
 import asyncio
@@ -13,7 +14,6 @@ from adk import (
     Approve,
     Cont,
     Defer,
-    Deferred,
     Event,
     LlmAgent,
     LlmRequest,
@@ -21,10 +21,10 @@ from adk import (
     ObjectType,
     Reject,
     Runner,
-    ToolCall,
     ToolContext,
 )
-from adk.testing import ScriptedModel
+from adk.callbacks import Deferred
+from adk.events import ToolCall
 
 LIMIT = 1000
 
@@ -54,13 +54,37 @@ def report(request: LlmRequest) -> str:
 
 def pay(to: str, amount: int) -> LlmResponse:
     arguments = f'{{"to": "{to}", "amount": {amount}}}'
-    return LlmResponse.calls(ToolCall.of("transfer", arguments, id=f"call-{to}"))
+    return LlmResponse.calls(ToolCall.of("transfer", arguments, id=f"call-{to}"), model="teller")
+
+
+class Teller:
+    """Stands in for a model, offline: "pay <name> <amount>" asks for a transfer; a tool's result
+    is reported. A real model would understand more than that."""
+
+    name = "teller"
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        last = request.messages[-1]
+        words = last.content.split()
+        if last.role == "tool":
+            yield LlmResponse.text(report(request), model=self.name)
+        elif len(words) == 3 and words[0].lower() == "pay" and words[2].isdigit():
+            yield pay(words[1], int(words[2]))
+        else:
+            yield LlmResponse.text(
+                'Say "pay <name> <amount>": pay bo 5000 waits for approval.', model=self.name
+            )
+
+
+def bank() -> LlmAgent:
+    return LlmAgent("bank", model=Teller(), tools=[transfer], callbacks=[LargeTransfers()])
+
+
+agent = bank()  # what `adk run` and `adk web` open: in `adk web`, approve or reject on the page
 
 
 async def main() -> list[str]:
-    model = ScriptedModel([pay("ana", 50), report, pay("bo", 5000), report, pay("cy", 9000), report])
-    agent = LlmAgent("bank", model=model, tools=[transfer], callbacks=[LargeTransfers()])
-    runner = Runner(agent)
+    runner = Runner(bank())
     said: list[str] = []
 
     async def show(events: AsyncIterator[Event]) -> None:

@@ -2,7 +2,7 @@
 
 What the user sees and what the session stores is the redacted response. (Streamed chunks go out
 before `after_model` runs: redact a streamed run's final text, or don't stream it.)
-Run it: python examples/redaction.py
+Run it: python examples/redaction.py, or adk run examples/redaction.py -m "How do I reach Ada?"
 """
 
 import re
@@ -35,9 +35,16 @@ class Redact:
         return redacted
 
 
-def main() -> str:
+def assistant() -> LlmAgent:
     model = ScriptedModel(["Call Ada on +44 20 7946 0958 or write to ada@example.com."])
-    runner = Runner(LlmAgent("assistant", model=model, callbacks=[Redact()]))
+    return LlmAgent("assistant", model=model, callbacks=[Redact()])
+
+
+agent = assistant()  # what `adk run` and `adk web` open
+
+
+def main() -> str:
+    runner = Runner(assistant())
     answer = runner.run_sync("user", "session", "How do I reach Ada?")[-2].content
     print(f"assistant: {answer}")
     return answer

@@ -2,7 +2,7 @@
 
 `RetryThenFallback` retries transient errors on each model as its own policy says (here: two
 attempts, 0.1 s apart), then moves on to the next model. The agent's `RetryPolicy` still bounds
-every envelope. Run it: python examples/retry_fallback.py
+every envelope. Run it: python examples/retry_fallback.py, or adk run examples/retry_fallback.py -m Hi
 """
 
 import tenacity
@@ -21,11 +21,12 @@ class ShowFailures:
         return Raise(error)
 
 
-def main() -> str:
+def assistant() -> LlmAgent:
+    """The agent: its primary model is overloaded twice, its backup answers."""
     overloaded = RateLimitError("429 Too Many Requests", status_code=429)
     primary = ScriptedModel([overloaded, overloaded], name="primary")
     backup = ScriptedModel(["Hello from the backup model."], name="backup")
-    agent = LlmAgent(
+    return LlmAgent(
         "assistant",
         model=primary,
         callbacks=[
@@ -36,7 +37,13 @@ def main() -> str:
         ],
         retry_policy=RetryPolicy(stop=tenacity.stop_after_attempt(5)),
     )
-    final = Runner(agent).run_sync("user", "session", "Hi!")[-2]
+
+
+agent = assistant()  # what `adk run` and `adk web` open
+
+
+def main() -> str:
+    final = Runner(assistant()).run_sync("user", "session", "Hi!")[-2]
     print(f"{final.author} (via {final.model}): {final.content}")
     return final.content
 

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from adk import LlmAgent, LlmResponse, Model, Runner, ToolCall
+from adk import LlmAgent, LlmResponse, Model, Runner
 from adk.errors import RateLimitError
+from adk.events import ToolCall
 from adk.recovery import Testing
 from adk.testing import ScriptedModel, set_testing
 
@@ -22,6 +23,16 @@ def order_status(order_id: str) -> str:
 def support_agent(model: Model) -> LlmAgent:
     """The agent under test, as the application builds it."""
     return LlmAgent("support", model=model, instruction="Help with orders.", tools=[order_status])
+
+
+agent = support_agent(  # what `adk run` and `adk web` open, on a scripted model too
+    ScriptedModel(
+        [
+            LlmResponse.calls(ToolCall.of("order_status", '{"order_id": "A1"}', id="c1")),
+            "Order A1 has shipped.",
+        ]
+    )
+)
 
 
 @pytest.fixture(autouse=True)

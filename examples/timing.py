@@ -2,14 +2,15 @@
 
 The tool calls of one model response run concurrently, so a single "started at" slot would be
 overwritten by the next call: each call keeps its start under its own tool call id.
-Run it: python examples/timing.py
+Run it: python examples/timing.py, or adk run examples/timing.py -m "Weather?"
 """
 
 import asyncio
 import time
 from typing import Any
 
-from adk import Cont, LlmAgent, LlmResponse, Runner, ToolCall, ToolContext
+from adk import Cont, LlmAgent, LlmResponse, Runner, ToolContext
+from adk.events import ToolCall
 from adk.testing import ScriptedModel
 
 PAUSE = {"paris": 0.2, "tokyo": 0.1}  # seconds each lookup takes
@@ -41,16 +42,22 @@ class Timing:
         return result
 
 
-async def main() -> Timing:
+def forecaster(timing: Timing) -> Runner:
+    """A runner whose every tool call `timing` measures, around an agent asking for two at once."""
     calls = LlmResponse.calls(
         ToolCall.of("weather", '{"city": "paris"}', id="call_paris"),
         ToolCall.of("weather", '{"city": "tokyo"}', id="call_tokyo"),
     )
-    timing = Timing()
     agent = LlmAgent("forecaster", model=ScriptedModel([calls, "Sunny everywhere."]), tools=[weather])
-    async for event in Runner(agent, callbacks=[timing]).run(
-        "user", "session", "Weather in Paris and Tokyo?"
-    ):
+    return Runner(agent, callbacks=[timing])
+
+
+runner = forecaster(Timing())  # what `adk run` and `adk web` open
+
+
+async def main() -> Timing:
+    timing = Timing()
+    async for event in forecaster(timing).run("user", "session", "Weather in Paris and Tokyo?"):
         if event.object == "chat.completion" and event.author != "user" and event.content:
             print(f"{event.author}: {event.content}")
     return timing

@@ -2,12 +2,14 @@
 
 `before_agent` looks the role up once per run and keeps it in invocation state (this run only,
 shared by every callback and tool in it); `before_tool` refuses admin-only tools to everyone
-else, and the model is told why. Run it: python examples/tool_auth.py
+else, and the model is told why. Run it: python examples/tool_auth.py, or
+adk run examples/tool_auth.py -m "Delete carol." (as user `user`, a guest; --user alice is an admin)
 """
 
 from typing import Any
 
-from adk import AgentContext, Cont, Halt, LlmAgent, LlmRequest, LlmResponse, Runner, ToolCall, ToolContext
+from adk import AgentContext, Cont, Halt, LlmAgent, LlmRequest, LlmResponse, Runner, ToolContext
+from adk.events import ToolCall
 from adk.testing import ScriptedModel
 
 ROLES = {"alice": "admin", "bob": "viewer"}
@@ -35,10 +37,17 @@ def report(request: LlmRequest) -> str:
     return f"Tool said: {request.messages[-1].content}"
 
 
-def main() -> list[str]:
+def admin_bot() -> LlmAgent:
     delete = LlmResponse.calls(ToolCall.of("delete_user", '{"name": "carol"}'))
     model = ScriptedModel([delete, report, delete, report])
-    runner = Runner(LlmAgent("admin_bot", model=model, tools=[delete_user], callbacks=[Authorize()]))
+    return LlmAgent("admin_bot", model=model, tools=[delete_user], callbacks=[Authorize()])
+
+
+agent = admin_bot()  # what `adk run` and `adk web` open (`adk run --user alice` is an admin)
+
+
+def main() -> list[str]:
+    runner = Runner(admin_bot())
     answers = []
     for user in ["bob", "alice"]:
         answers.append(runner.run_sync(user, "session", "Please delete carol.")[-2].content)

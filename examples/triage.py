@@ -7,7 +7,7 @@ with OpenAIModel, a real one decides). The first message goes to triage, which t
 billing; the next goes straight to billing, which the session remembers as the agent that last
 answered, and billing hands it on to its peer tech_support; the third asks for a person, and
 `OpeningHours` refuses the transfer to the human desk in `before_tool`, so tech_support answers
-itself. Run it: python examples/triage.py
+itself. Run it: python examples/triage.py, or adk web examples/triage.py
 """
 
 from adk import Cont, Halt, LlmAgent, Runner, ToolContext
@@ -27,7 +27,8 @@ class OpeningHours:
         return Cont(ctx)
 
 
-def main() -> list[str]:
+def support() -> Runner:
+    """The triage agent and its specialists, in a runner whose `OpeningHours` guards every transfer."""
     billing = LlmAgent(
         "billing",
         model=ScriptedModel(
@@ -56,8 +57,14 @@ def main() -> list[str]:
         instruction="Route the user to the specialist whose description fits best.",
         sub_agents=[billing, tech_support, human_desk],
     )
-    runner = Runner(triage, callbacks=[OpeningHours(open_now=False)])
+    return Runner(triage, callbacks=[OpeningHours(open_now=False)])
 
+
+runner = support()  # what `adk run` and `adk web` open
+
+
+def main() -> list[str]:
+    runner = support()
     lines = []
     for message in ["I was charged twice.", "Thanks! Also, I can't log in.", "Can I talk to a person?"]:
         lines.append(f"user: {message}")

@@ -5,19 +5,11 @@
      └── LoopAgent("drafting", max_iterations=3): writer, then critic; the critic's `approve`
          tool escalates, which ends the loop
 
-Run it: python examples/workflow.py
+Run it: python examples/workflow.py, or adk web examples/workflow.py
 """
 
-from adk import (
-    LlmAgent,
-    LlmResponse,
-    LoopAgent,
-    ParallelAgent,
-    Runner,
-    SequentialAgent,
-    ToolCall,
-    ToolContext,
-)
+from adk import LlmAgent, LlmResponse, LoopAgent, ParallelAgent, Runner, SequentialAgent, ToolContext
+from adk.events import ToolCall
 from adk.testing import ScriptedModel
 
 
@@ -27,27 +19,27 @@ def approve(ctx: ToolContext) -> str:
     return "approved"
 
 
-def agent(name: str, *answers: str | LlmResponse) -> LlmAgent:
+def worker(name: str, *answers: str | LlmResponse) -> LlmAgent:
     return LlmAgent(name, model=ScriptedModel(answers, name=f"{name}_model"), tools=[approve])
 
 
-def main() -> list[str]:
-    pipeline = SequentialAgent(
+def pipeline() -> SequentialAgent:
+    return SequentialAgent(
         "pipeline",
         sub_agents=[
             ParallelAgent(
                 "research",
                 sub_agents=[
-                    agent("prices", "Widgets cost 4.20 €."),
-                    agent("reviews", "Buyers rate widgets 4.5/5."),
+                    worker("prices", "Widgets cost 4.20 €."),
+                    worker("reviews", "Buyers rate widgets 4.5/5."),
                 ],
             ),
             LoopAgent(
                 "drafting",
                 max_iterations=3,
                 sub_agents=[
-                    agent("writer", "Widgets are good.", "Widgets cost 4.20 € and rate 4.5/5."),
-                    agent(
+                    worker("writer", "Widgets are good.", "Widgets cost 4.20 € and rate 4.5/5."),
+                    worker(
                         "critic",
                         "Too vague: use the research.",
                         LlmResponse.calls(ToolCall.of("approve")),
@@ -57,8 +49,14 @@ def main() -> list[str]:
             ),
         ],
     )
+
+
+agent = pipeline()  # what `adk run` and `adk web` open
+
+
+def main() -> list[str]:
     lines = []
-    for event in Runner(pipeline).run_sync("user", "session", "Write a blurb about widgets."):
+    for event in Runner(pipeline()).run_sync("user", "session", "Write a blurb about widgets."):
         if event.object == "chat.completion" and event.author != "user":
             said = event.content or ", ".join(f"calls {c.function.name}" for c in event.tool_calls)
             lines.append(f"{event.author}: {said}")

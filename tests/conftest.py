@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +16,16 @@ def testing() -> Iterator[Testing]:
     """Retry waits off (and recorded in `.waits`) for the test; `usefixtures("testing")` for a module."""
     with set_testing(True) as switch:
         yield switch
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+    """A store location processes share: (a SQLite file, "") or (PostgreSQL's URL, a fresh schema)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "shared.sqlite3"), ""
+        return
+    from tests import postgres
+
+    postgres.require()
+    async with postgres.fresh_schema() as schema:
+        yield postgres.URL, schema

@@ -10,24 +10,11 @@ from typing import Any
 
 import pytest
 
-from adk import (
-    ApprovalError,
-    Approve,
-    Approved,
-    Cont,
-    Defer,
-    Deferred,
-    LlmAgent,
-    ObjectType,
-    Pending,
-    Reject,
-    Rejected,
-    Runner,
-    ToolContext,
-    tool,
-)
+from adk import Approve, Cont, Defer, LlmAgent, ObjectType, Pending, Reject, Runner, ToolContext, tool
 from adk.audit import AuditLog
+from adk.callbacks import Approved, Deferred, Rejected
 from adk.cli import Display
+from adk.errors import ApprovalError
 from adk.events import Event
 from adk.sessions import InMemorySessionService, SessionService, SqliteSessionService
 from adk.sessions.postgres import PostgresSessionService

@@ -5,9 +5,10 @@ import logging
 import pytest
 import tenacity
 
-from adk import Cont, Halt, LlmAgent, LlmResponse, ModelContext, RetryPolicy, Runner, ToolCall, ToolContext
+from adk import Cont, Halt, LlmAgent, LlmResponse, ModelContext, RetryPolicy, Runner, ToolContext
 from adk.audit import AuditLog
 from adk.errors import ServerError
+from adk.events import ToolCall
 from adk.testing import ScriptedModel
 from tests._runtime import Tool, echo
 

@@ -1,11 +1,15 @@
 """Every ```python block of README.md and docs/*.md runs, so the docs cannot rot.
 
-The blocks of one file run in order in one namespace, like a reader going down the page; top-level
-`await` is allowed. A block preceded by a `<!-- no-test -->` line is skipped; one preceded by
-`<!-- script -->` runs as a script pasted into a file would: on its own, without top-level `await`
-(what it defines is then there for the blocks below). Retry waits are off.
-Each document starts with `model` (a scripted model that answers "Hello!") and `agent` (an
-`LlmAgent` on it) defined, for snippets that only need some model or agent.
+Every block is marked, on the line before it, as one of:
+
+- `<!-- script -->`: a whole program; it runs as it would pasted into a file: on its own, without
+  top-level `await` (what it defines is then there for the blocks below).
+- `<!-- fragment -->`: a piece of the page, not a program: it runs in the document's namespace,
+  after the blocks above it, like a reader going down the page; top-level `await` is allowed, and
+  `model` (a scripted model that answers "Hello!") and `agent` (an `LlmAgent` on it) are defined.
+- `<!-- no-test -->`: skipped (a server that runs until stopped, a real model's key).
+
+An unmarked block fails `test_every_block_is_marked`. Retry waits are off.
 """
 
 import ast
@@ -26,6 +30,8 @@ ROOT = Path(__file__).parents[1]
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SKIP = "<!-- no-test -->"
 SCRIPT = "<!-- script -->"
+FRAGMENT = "<!-- fragment -->"
+MARKS = (SKIP, SCRIPT, FRAGMENT)
 
 
 @dataclass(frozen=True)
@@ -34,14 +40,22 @@ class Block:
     line: int
     code: str
     script: bool = False
+    mark: str = FRAGMENT
 
 
-def blocks(path: Path) -> Iterator[Block]:
+def every_block(path: Path) -> Iterator[Block]:
+    """Every ```python block of `path`, with the mark on the line before it ('' if none)."""
     text = path.read_text()
     for match in FENCE.finditer(text):
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
-        if before != SKIP:
-            yield Block(path, text.count("\n", 0, match.start()) + 2, match.group(1), before == SCRIPT)
+        line = text.count("\n", 0, match.start()) + 2
+        mark = before if before in MARKS else ""
+        yield Block(path, line, match.group(1), before == SCRIPT, mark)
+
+
+def blocks(path: Path) -> Iterator[Block]:
+    """The blocks of `path` that run: all but those marked `<!-- no-test -->`."""
+    return (b for b in every_block(path) if b.mark != SKIP)
 
 
 def documents() -> list[Path]:
@@ -74,6 +88,19 @@ def test_code_blocks_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     with set_testing(True):
         for block in blocks(path):
             run(block, namespace)
+
+
+@pytest.mark.parametrize("path", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_block_is_marked(path: Path) -> None:
+    """A reader pasting a block into a file must know whether it runs there: a script does."""
+    unmarked = [f"{path.relative_to(ROOT)}:{b.line}" for b in every_block(path) if not b.mark]
+    assert unmarked == [], f"mark each block {SCRIPT}, {FRAGMENT} or {SKIP}"
+
+
+def test_an_unmarked_block_is_found(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("```python\nx = 1\n```\n\n<!-- fragment -->\n```python\ny = 2\n```\n")
+    assert [(b.line, b.mark) for b in every_block(doc)] == [(2, ""), (7, FRAGMENT)]
 
 
 def test_blocks_are_found_and_skipped_as_marked(tmp_path: Path) -> None:
@@ -115,3 +142,29 @@ def test_a_script_block_runs_on_its_own_without_top_level_await(tmp_path: Path) 
     namespace: dict[str, Any] = {}
     run(Block(ROOT / "doc.md", 1, "y = 2\n", script=True), namespace)
     assert namespace["y"] == 2  # there for the blocks below
+
+
+def test_the_readme_opens_with_two_commands_then_the_getting_started_path() -> None:
+    text = (ROOT / "README.md").read_text()
+    first = re.search(r"^```(\w+)\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    assert first is not None and first.group(1) == "sh"
+    assert first.group(2).splitlines() == [
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/adk demo",
+        ".venv/bin/python -m pytest",
+    ]
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings[0] == "Getting started"
+    start = text.index("## Getting started")
+    path = text[start : text.index("\n## ", start + 1)]
+    steps = [
+        "**Install.**",
+        "**A first agent.**",
+        "**A first callback.**",
+        "**A first retry.**",
+        "`adk web`.**",
+    ]
+    assert sorted(steps, key=path.index) == steps
+    assert "|---" not in text[:start]  # no table before it
+    for table in ("| hook | fires |", "| result | meaning |", "| callback | what it does |"):
+        assert table not in text  # the reference tables live in docs/reference.md
+        assert table in (ROOT / "docs" / "reference.md").read_text()

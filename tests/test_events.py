@@ -24,8 +24,10 @@ from adk.events import (
     ObjectType,
     ToolCall,
     Usage,
-    _event,
     new_id,
+)
+from adk.events import (
+    new_event as _event,
 )
 
 # --- strategies -----------------------------------------------------------------------------------

@@ -1,16 +1,20 @@
 """Every example runs, prints what its docstring promises, and leaves the traces it should."""
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from adk.recovery import Testing
 from examples import (
+    budget,
     caching,
     callbacks_module,
+    decisions,
     extractor,
     guardrail,
     mcp_agent,
@@ -22,6 +26,7 @@ from examples import (
     triage,
     workflow,
 )
+from tests.cli.shell import adk
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
@@ -148,6 +153,13 @@ def test_extractor(capsys: pytest.CaptureFixture[str], testing: Testing) -> None
     assert testing.waits == [0.0]  # the correction was asked for at once
 
 
+def test_budget_lowers_max_tokens_to_what_is_left(capsys: pytest.CaptureFixture[str]) -> None:
+    assert budget.main() == [990, 77]  # $0.01 less the first call's $0.0091 leaves 77 output tokens
+    assert capsys.readouterr().out == (
+        "chat.completion: usd 0.009100 of 0.01 spent\nmax_tokens sent: [990, 77]; answer: Sunny.\n"
+    )
+
+
 def test_callbacks_module(capsys: pytest.CaptureFixture[str]) -> None:
     [request] = callbacks_module.main()
     assert request.instruction == "You sell widgets. Answer in one sentence."
@@ -163,10 +175,73 @@ def test_a_module_is_type_checked_as_a_callback() -> None:
     assert agent.callbacks.objects == (callbacks_module,)
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["guardrail", "caching", "redaction", "tool_auth", "workflow", "callbacks_module", "triage", "extractor"],
-)
+def test_decisions_shows_every_kind_of_decision(capsys: pytest.CaptureFixture[str], testing: Testing) -> None:
+    kinds = asyncio.run(decisions.main())
+    assert kinds == [
+        "halted",
+        "replaced",
+        "retried",
+        "fell_back",
+        "deferred",
+        "approved",
+        "deferred",
+        "rejected",
+    ]
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if line.startswith("clerk: ")] == [
+        "clerk: Sorry, I can't help with passwords.",
+        "clerk: Call Ada on [phone].",
+        "clerk: backup here: try 'pay bo 5000', 'reach Ada', 'unstable'.",
+        "clerk: The bank said: sent 5000 € to bo",
+        "clerk: The bank said: Rejected: not on a Sunday",
+    ]
+    assert testing.waits == [0.1, 0.0]  # the 503's retry, then at once to the backup
+
+
+# Every example, the message `adk run` and `adk web` send it, and the last line it answers with.
+EVERY = {
+    "agui_server": (
+        "What's the weather in Paris?",
+        'weather: Here is the weather: {"city":"Paris","sky":"sunny"}',
+    ),
+    "budget": ("Weather in Paris?", "assistant: Sunny."),
+    "caching": ("How much is a widget?", "shop: A widget costs 4.20 €."),
+    "callbacks_module": ("Tell me about widgets.", "assistant: Widgets are great."),
+    "decisions": ("How do I reach Ada?", "clerk: Call Ada on [phone]."),
+    "durable": ("Book me a room", "concierge: The blue room is yours."),
+    "extractor": (
+        "Invoice INV-2024-17 of May 2, 2024: 1,250.00 EUR.",
+        "replier: Thank you: we received invoice INV-2024-17 for 1250.0 EUR.",
+    ),
+    "guardrail": ("What's the capital of France?", "assistant: Paris is the capital of France."),
+    "long_chat": ("Tell me about topic 1.", "assistant: Answer 1."),
+    "mcp_agent": (
+        "What's the weather in Paris tomorrow?",
+        "planner: Travel server said: Paris: 18°C and sunny",
+    ),
+    "payments": ("pay bo 5000", '  ⚙ transfer(to="bo", amount=5000)'),  # and it waits for a person
+    "redaction": ("How do I reach Ada?", "assistant: Call Ada on [phone] or write to [email]."),
+    "retry_fallback": ("Hi!", "assistant: Hello from the backup model."),
+    "test_my_agent": ("Where is order A1?", "support: Order A1 has shipped."),
+    "timing": ("Weather in Paris and Tokyo?", "forecaster: Sunny everywhere."),
+    "tool_auth": (
+        "Please delete carol.",
+        'admin_bot: Tool said: {"error":"delete_user needs the admin role; you are guest"}',
+    ),
+    "triage": ("I was charged twice.", "billing: I refunded the duplicate charge of 12 €."),
+    "workflow": ("Write a blurb about widgets.", "critic: Approved."),
+}
+NOT_AN_AGENT = {"travel_mcp_server": "the MCP server examples/mcp_agent.py starts"}
+SERVES_FOREVER = {"agui_server"}
+"""`python examples/agui_server.py` serves until stopped: `adk web` serves the same agent below."""
+
+
+def test_every_example_is_tried_each_way() -> None:
+    found = {p.stem for p in EXAMPLES.glob("*.py")} - {"__init__"}
+    assert found == set(EVERY) | set(NOT_AN_AGENT)
+
+
+@pytest.mark.parametrize("name", sorted(set(EVERY) - SERVES_FOREVER))
 def test_runs_as_a_script(name: str) -> None:
     root = EXAMPLES.parent
     done = subprocess.run(
@@ -178,3 +253,52 @@ def test_runs_as_a_script(name: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(EVERY))
+def test_opens_in_adk_run(name: str, tmp_path: Path) -> None:
+    message, answer = EVERY[name]
+    done = adk("run", str(EXAMPLES / f"{name}.py"), "-m", message, "--sessions", "s.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == answer
+
+
+@pytest.mark.parametrize("name", sorted(EVERY))
+async def test_opens_in_adk_web_and_answers_a_run(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, testing: Testing
+) -> None:
+    from adk.cli.loading import close_sessions, load_runner
+    from adk.web import create_web_app
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the loader puts the file's folder first
+    message, answer = EVERY[name]
+    runner = load_runner(str(EXAMPLES / f"{name}.py"), str(tmp_path / "s.db"))
+    app = create_web_app(runner)
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            assert (await client.get("/")).status_code == 200
+            body = {
+                "threadId": "t1",
+                "runId": "r1",
+                "messages": [{"id": "u1", "role": "user", "content": message}],
+            }
+            response = await client.post("/agui", json=body)
+    finally:
+        await runner.close()
+        close_sessions(runner)
+    events = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    assert [e["type"] for e in events if e["type"].startswith("RUN_")] == ["RUN_STARTED", "RUN_FINISHED"]
+    said = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "adk.event"]
+    if name == "payments":  # the page shows Approve / Reject for the waiting call
+        [interrupt] = events[-1]["outcome"]["interrupts"]
+        assert interrupt["id"] == "call-bo"
+        assert [d["kind"] for e in said for d in e["decisions"]] == ["deferred"]
+        return
+    answers = [
+        (e["author"], e["choices"][0]["message"]["content"])
+        for e in said
+        if e["object"] == "chat.completion" and e["choices"] and e["choices"][0]["message"]["content"]
+    ]
+    author, _, content = answer.partition(": ")
+    assert answers[-1] == (author, content)

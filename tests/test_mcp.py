@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from adk import Approve, Cont, Defer, Deferred, Fallback, Halt, LlmAgent, Runner, ToolContext
+from adk import Approve, Cont, Defer, Fallback, Halt, LlmAgent, Runner, ToolContext
+from adk.callbacks import Deferred
 from adk.mcp import McpToolset
 from adk.recovery import set_testing
 from adk.testing import ScriptedModel
@@ -217,9 +218,9 @@ async def test_closing_the_runner_during_a_slow_call_leaves_no_task_or_process(
     in_flight = asyncio.Event()
     call_server = toolset.call
 
-    async def call_marked(tool: str, args: dict[str, Any]) -> Any:
+    async def call_marked(tool: str, args: dict[str, Any], *progress: Any) -> Any:
         in_flight.set()
-        return await call_server(tool, args)
+        return await call_server(tool, args, *progress)
 
     monkeypatch.setattr(toolset, "call", call_marked)
     model = ScriptedModel([calls(call("slow", "c1"))])

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,18 @@ from adk.cli import main
 from tests.test_mcp import free_port
 
 ROOT = Path(__file__).parents[1]
+ASK_SCHEMA = {
+    "type": "object",
+    "properties": {"message": {"description": "What to ask the agent.", "type": "string"}},
+    "required": ["message"],
+    "additionalProperties": False,
+}
+"""The served tool's input schema: no internal model's title."""
+WRONG = (
+    "invalid arguments for tool 'clerk': argument 'message': Field required; "
+    "argument 'text': unexpected argument (parameters: 'message')"
+)
+"""A call with a wrong argument: one line, adk's own (not pydantic's text and URL)."""
 
 CLERK = """\
 import os
@@ -95,9 +109,11 @@ async def test_over_stdio_one_tool_runs_the_agent_and_its_callbacks_govern_every
     command = ["-m", "adk", "mcp", "serve", str(clerk), "--sessions", str(tmp_path / "s.db")]
     server = mcp.StdioServerParameters(command=sys.executable, args=command, env=env(tmp_path))
     async with mcp.Client(server, mode="legacy") as client:
+        assert client.server_info is not None
+        assert (client.server_info.name, client.server_info.version) == ("clerk", version("adk-callbacks"))
         [tool] = (await client.list_tools()).tools
         assert (tool.name, tool.description) == ("clerk", "Prices and deletes items.")
-        assert tool.input_schema["required"] == ["message"]
+        assert tool.input_schema == ASK_SCHEMA
         result = await client.call_tool("clerk", {"message": "widget"})
         assert (result.is_error, text(result)) == (False, "widget costs 4.20; refused by Guard")
         assert (tmp_path / "trace").read_text().splitlines() == [
@@ -114,7 +130,7 @@ async def test_over_stdio_one_tool_runs_the_agent_and_its_callbacks_govern_every
         )
 
         wrong = await client.call_tool("clerk", {"text": "widget"})
-        assert wrong.is_error and "message" in text(wrong)
+        assert (wrong.is_error, text(wrong)) == (True, WRONG)
         assert len((tmp_path / "trace").read_text().splitlines()) == 5  # no run for the wrong call
 
 
@@ -131,12 +147,16 @@ def test_http_beyond_loopback_is_refused_before_the_agent_loads(
     )
 
 
-@pytest.fixture
-def served_over_http(clerk: Path, tmp_path: Path) -> Iterator[str]:
+@contextmanager
+def serving_mcp(clerk: Path, tmp_path: Path, host: str = "127.0.0.1") -> Iterator[tuple[str, Path]]:
+    """`adk mcp serve --port` on `host` in a process of its own: its URL, and the file of its stderr."""
     port = free_port()
-    command = ["-m", "adk", "mcp", "serve", str(clerk), "--port", str(port), "--db", str(tmp_path / "s.db")]
-    process = subprocess.Popen([sys.executable, *command], env=env(tmp_path), stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/mcp"
+    command = ["-m", "adk", "mcp", "serve", str(clerk), "--port", str(port), "--host", host]
+    command += ["--db", str(tmp_path / "s.db")]
+    stderr = tmp_path / "stderr"
+    with stderr.open("w") as err:
+        process = subprocess.Popen([sys.executable, *command], env=env(tmp_path), stderr=err)
+    url = f"http://{host}:{port}/mcp"
     try:
         for _ in range(400):
             try:
@@ -145,10 +165,16 @@ def served_over_http(clerk: Path, tmp_path: Path) -> Iterator[str]:
             except httpx.TransportError:
                 assert process.poll() is None, "adk mcp serve --port exited"
                 time.sleep(0.05)  # waiting for the server process to listen, not a timed test
-        yield url
+        yield url, stderr
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def served_over_http(clerk: Path, tmp_path: Path) -> Iterator[str]:
+    with serving_mcp(clerk, tmp_path) as (url, _):
+        yield url
 
 
 async def test_over_streamable_http_with_port(served_over_http: str, tmp_path: Path) -> None:
@@ -170,3 +196,37 @@ def test_the_served_module_may_not_print_on_the_protocol_stream(clerk: Path, tmp
     )
     assert (done.returncode, done.stdout) == (0, "")
     assert "loading the clerk" in done.stderr
+
+
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def test_on_any_loopback_address_requests_naming_another_host_are_refused(
+    clerk: Path, tmp_path: Path
+) -> None:
+    """The Host check of every adk server (adk.serving), also on the loopback addresses the MCP
+    SDK's own check does not know (it protects 127.0.0.1, localhost and ::1 only)."""
+    with serving_mcp(clerk, tmp_path, "127.0.0.2") as (url, _):
+        port = url.split(":")[2].split("/")[0]
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        refused = httpx.post(url, json=initialize, headers={**MCP_HEADERS, "host": f"evil.example:{port}"})
+        answered = httpx.post(url, json=initialize, headers=MCP_HEADERS)
+    assert (refused.status_code, refused.json()) == (
+        421,
+        {
+            "detail": f"the Host header 'evil.example:{port}' names no host this server answers (it "
+            "answers loopback names and the hosts it was given with allowed_hosts)"
+        },
+    )
+    assert answered.status_code != 421
+    assert not (tmp_path / "trace").exists()  # the agent never ran
+
+
+def test_json_no_part_can_hold_is_a_4xx_without_a_traceback(clerk: Path, tmp_path: Path) -> None:
+    """Deep nesting (Python's own parser raises RecursionError), a lone surrogate, NaN: the SDK's
+    parser refuses them as adk's servers do."""
+    bodies = [b"[" * 200_000, b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}', b'{"id": NaN}']
+    with serving_mcp(clerk, tmp_path) as (url, stderr):
+        statuses = [httpx.post(url, content=body, headers=MCP_HEADERS).status_code for body in bodies]
+    assert statuses == [400, 400, 400]
+    assert "Traceback" not in stderr.read_text()

@@ -621,3 +621,17 @@ async def test_an_in_memory_append_that_fails_mid_run_ends_it_with_a_store_error
     assert got[:2] == [("model", "user", "hi"), ("model", "root", "", [("forget", "{}")])]
     assert got[2:] == [("error", "root", "LookupError", "store")]
     assert model.remaining == 1
+
+
+def test_run_sync_with_a_message_alone_runs_as_the_default_user_in_the_default_session() -> None:
+    store = InMemorySessionService()
+    runner = Runner(LlmAgent("a", model=ScriptedModel(["first", "second"])), session_service=store)
+    assert runner.run_sync("hi")[-2].content == "first"
+    assert runner.run_sync("user", "default", "again")[-2].content == "second"  # the same session
+    session = asyncio.run(store.get("user", "default"))
+    assert session is not None
+    assert [e.content for e in session.events if e.author == "user"] == ["hi", "again"]
+    with pytest.raises(
+        TypeError, match=r"^run_sync takes a message, or user_id, session_id and message; got 2"
+    ):
+        runner.run_sync("user", "hi")  # type: ignore[call-overload]

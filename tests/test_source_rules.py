@@ -13,12 +13,14 @@ import ast
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import adk
 import adk.errors
+from benchmarks import structure
 
 ROOT = Path(__file__).parent.parent
 SOURCES = sorted((ROOT / "adk").rglob("*.py"))
@@ -96,10 +98,59 @@ def _is_exception(path: Path, name: str) -> bool:
 def test_moved_errors_are_still_importable_from_where_they_were(module: str, name: str) -> None:
     error = getattr(adk.errors, name)
     assert getattr(importlib.import_module(module), name) is error
-    assert getattr(adk, name) is error
     assert issubclass(error, adk.errors.AdkError)
 
 
 def test_the_docs_cite_pages_in_the_repository() -> None:
     texts = [*(ROOT / "docs").glob("*.md"), ROOT / "README.md", *SOURCES]
     assert [str(p.relative_to(ROOT)) for p in texts if "DESIGN" in p.read_text()] == []
+
+
+# The run core's limits (docs/architecture.md), measured by benchmarks/structure.py. A function
+# that must stay longer or more complex, a file that must stay longer, or a module-level table that
+# is not run state (a cache keyed by class, a declaration made at import) is listed here with its
+# reason: `adk/<file>.py:<qualname or NAME>`, a file by its path alone. Nothing keyed by `id()` or
+# by a client's input, and no run's state, may be listed. A listed key that no longer breaks its
+# limit is an error too, so the list only shrinks.
+EXCEPTIONS: dict[str, str] = {
+    # functions over complexity 12
+    "adk/runner.py:Runner._run": (
+        "complexity 16 (60 lines): the run's one async generator stores and yields each event in its"
+        " step loop; a phase of its own that yields or awaits costs every event a coroutine more"
+    ),
+    # module-level tables written while running
+    "adk/agents/output.py:_ADAPTERS": "pydantic adapters, one per output type",
+    "adk/data.py:_ADAPTERS": "pydantic adapters, one per class",
+    "adk/ids.py:_pools": "new_id's pools, emptied in a forked child: ids, no run's state",
+    "adk/callbacks/registry.py:_PLANS": "resolved hook plans, keyed by class",
+    "adk/callbacks/registry.py:_declared": "hook declarations, made at import",
+    "adk/models/_redact.py:_owners": "the secrets hidden from the process's log records, by live model",
+    "adk/models/_redact.py:_released": "secrets of collected models, for _owners (a finalizer takes no lock)",
+}
+
+
+@pytest.fixture(scope="module")
+def shape() -> structure.Shape:
+    return structure.measure()
+
+
+@pytest.mark.parametrize(
+    ("limit", "found"),
+    [
+        (f"functions over {structure.MAX_LINES} lines", lambda s: set(s.long)),
+        (f"functions over complexity {structure.MAX_COMPLEXITY}", lambda s: set(s.complex)),
+        (f"files over {structure.MAX_FILE} lines", lambda s: set(s.files)),
+        ("private names imported across modules", lambda s: set(s.private)),
+        ("module-level tables written while running", lambda s: set(s.tables)),
+        ("import circles", lambda s: set(s.circles)),
+    ],
+)
+def test_the_core_keeps_its_limits(
+    shape: structure.Shape, limit: str, found: Callable[[structure.Shape], set[str]]
+) -> None:
+    assert sorted(found(shape) - EXCEPTIONS.keys()) == [], f"{limit}, not in EXCEPTIONS"
+
+
+def test_every_exception_is_still_needed(shape: structure.Shape) -> None:
+    found = {*shape.long, *shape.complex, *shape.files, *shape.private, *shape.tables, *shape.circles}
+    assert sorted(EXCEPTIONS.keys() - found) == []

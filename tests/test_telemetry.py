@@ -22,10 +22,10 @@ from adk import (
     RetryPolicy,
     Runner,
     SequentialAgent,
-    ToolCall,
     ToolContext,
 )
 from adk.errors import AuthenticationError, ServerError
+from adk.events import ToolCall
 from adk.recovery import FallbackModels, Testing
 from adk.telemetry import Tracing
 from adk.testing import ScriptedModel
@@ -87,29 +87,31 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
 
     spans = exporter.get_finished_spans()
     assert tree(spans) == [
-        "invocation assistant",
-        "  agent assistant",
-        "    model scripted",
-        "    tool echo",
-        "    tool echo",
-        "    model scripted",
+        "invoke_agent assistant",  # the run's span is its root agent's
+        "  chat scripted",
+        "  execute_tool echo",
+        "  execute_tool echo",
+        "  chat scripted",
     ]
-    assert dict(named(spans, "invocation assistant").attributes or {}) == {
+    assert dict(named(spans, "invoke_agent assistant").attributes or {}) == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "assistant",
+        "gen_ai.provider.name": "_OTHER",
+        "gen_ai.request.model": "scripted",
+        "gen_ai.conversation.id": "s1",
+        "user.id": "u1",
         "adk.invocation_id": "inv1",
-        "adk.session_id": "s1",
-        "adk.user_id": "u1",
-        "adk.agent": "assistant",
-    }
-    assert dict(named(spans, "agent assistant").attributes or {}) == {
-        "adk.invocation_id": "inv1",
-        "adk.agent": "assistant",
         "adk.branch": "",
     }
-    first, second = [s for s in spans if s.name == "model scripted"]
+    first, second = [s for s in spans if s.name == "chat scripted"]
     assert dict(first.attributes or {}) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "_OTHER",
+        "gen_ai.request.model": "scripted",
+        "gen_ai.response.model": "scripted",
+        "gen_ai.response.finish_reasons": ("tool_calls",),
+        "gen_ai.agent.name": "assistant",
         "adk.invocation_id": "inv1",
-        "adk.agent": "assistant",
-        "adk.model": "scripted",
         "adk.attempt": 1,
     }
     assert second.attributes is not None
@@ -122,12 +124,14 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
         "exception.stacktrace": "",
         "exception.escaped": "False",
         "adk.attempt": 1,
-        "adk.model": "scripted",
+        "gen_ai.request.model": "scripted",
     }
     assert decision.name == "adk.decision"  # read from the run's events
     assert dict(decision.attributes or {}) == {
         "adk.decision": "retried",
         "adk.by": "callback:RetryPolicy.on_model_error",
+        "adk.callback": "RetryPolicy",
+        "adk.hook": "on_model_error",
         "adk.target": "model:scripted",
         "adk.attempt": 2,
         "adk.wait": testing.waits[0],
@@ -135,17 +139,20 @@ async def test_spans_for_invocation_agent_model_attempts_and_tools(
     }
     assert second.status.status_code is StatusCode.UNSET
 
-    ok, failed = sorted((s for s in spans if s.name == "tool echo"), key=lambda s: s.start_time or 0)
+    ok, failed = sorted((s for s in spans if s.name == "execute_tool echo"), key=lambda s: s.start_time or 0)
     assert dict(ok.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "echo",
+        "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.type": "function",
+        "gen_ai.agent.name": "assistant",
         "adk.invocation_id": "inv1",
-        "adk.agent": "assistant",
-        "adk.tool": "echo",
-        "adk.tool_call_id": "c1",
         "adk.attempt": 1,
     }
     assert ok.status.status_code is StatusCode.UNSET
     assert failed.attributes is not None
-    assert failed.attributes["adk.tool_call_id"] == "c2"
+    assert failed.attributes["gen_ai.tool.call.id"] == "c2"
+    assert failed.attributes["error.type"] == "ValueError"
     assert failed.status.status_code is StatusCode.ERROR
     assert failed.status.description == "ValueError: no"
     assert [e.name for e in failed.events] == ["exception"]
@@ -156,13 +163,12 @@ async def test_a_failed_run_fails_every_open_span(tracing: Tracing, exporter: In
     events = [e async for e in runner.run("u", "s", "hi")]
     assert events[-1].object == "error"
     spans = exporter.get_finished_spans()
-    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
-    assert {s.name: s.status.description for s in spans} == {
-        "invocation a": "AuthenticationError: bad key",
-        "agent a": "AuthenticationError: bad key",
-        "model scripted": "AuthenticationError: bad key",
+    assert tree(spans) == ["invoke_agent a", "  chat scripted"]
+    assert {s.name: (s.status.description, (s.attributes or {})["error.type"]) for s in spans} == {
+        "invoke_agent a": ("AuthenticationError: bad key", "AuthenticationError"),
+        "chat scripted": ("AuthenticationError: bad key", "AuthenticationError"),
     }
-    assert [e.name for e in named(spans, "invocation a").events] == ["exception"]
+    assert [e.name for e in named(spans, "invoke_agent a").events] == ["exception"]
 
 
 async def test_a_run_stopped_by_its_consumer_closes_its_spans_without_error(
@@ -175,11 +181,10 @@ async def test_a_run_stopped_by_its_consumer_closes_its_spans_without_error(
             break  # the answer is in: stop before the run is over
     await run.aclose()
     spans = exporter.get_finished_spans()
-    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
+    assert tree(spans) == ["invoke_agent a", "  chat scripted"]
     assert [(s.name, (s.attributes or {}).get("adk.stopped")) for s in spans] == [
-        ("model scripted", None),
-        ("agent a", True),
-        ("invocation a", True),
+        ("chat scripted", None),
+        ("invoke_agent a", True),
     ]
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
 
@@ -191,16 +196,18 @@ async def test_a_fallback_to_another_model_is_one_model_span(
     primary = ScriptedModel([AuthenticationError("revoked")], name="primary")
     agent = LlmAgent("a", model=primary, callbacks=[FallbackModels([backup])])
     [e async for e in Runner(agent, callbacks=[tracing]).run("u", "s", "hi")]
-    model = named(exporter.get_finished_spans(), "model primary")
+    model = named(exporter.get_finished_spans(), "chat primary")
     assert model.attributes is not None
-    assert (model.attributes["adk.model"], model.attributes["adk.attempt"]) == ("backup", 1)
+    assert (model.attributes["gen_ai.response.model"], model.attributes["adk.attempt"]) == ("backup", 1)
     exception, decision = model.events
-    assert (exception.name, (exception.attributes or {})["adk.model"]) == ("exception", "primary")
+    assert (exception.name, (exception.attributes or {})["gen_ai.request.model"]) == ("exception", "primary")
     assert (decision.name, dict(decision.attributes or {})) == (
         "adk.decision",
         {
             "adk.decision": "fell_back",
             "adk.by": "callback:FallbackModels.on_model_error",
+            "adk.callback": "FallbackModels",
+            "adk.hook": "on_model_error",
             "adk.target": "model:primary",
             "adk.to": "model:backup",
             "adk.error": "AuthenticationError",
@@ -220,12 +227,18 @@ async def test_a_halted_model_call_is_marked(tracing: Tracing, exporter: InMemor
     events = [e async for e in runner.run("u", "s", "hi")]
     assert events[-2].content == "no"
     spans = exporter.get_finished_spans()
-    assert tree(spans) == ["invocation a", "  agent a", "    model scripted"]
-    model = named(spans, "model scripted")
+    assert tree(spans) == ["invoke_agent a", "  chat scripted"]
+    model = named(spans, "chat scripted")
     assert (model.attributes or {})["adk.halted"] is True
     assert (model.attributes or {})["adk.halted_by"] == "callback:Guard.before_model"
     assert [dict(e.attributes or {}) for e in model.events] == [
-        {"adk.decision": "halted", "adk.by": "callback:Guard.before_model", "adk.target": "model:scripted"}
+        {
+            "adk.decision": "halted",
+            "adk.by": "callback:Guard.before_model",
+            "adk.callback": "Guard",
+            "adk.hook": "before_model",
+            "adk.target": "model:scripted",
+        }
     ]
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
 
@@ -246,22 +259,21 @@ async def test_workflow_agents_nest_and_parallel_branches_do_not_collide(
     [e async for e in runner.run("u", "s", "go")]
     spans = exporter.get_finished_spans()
     outline = tree(spans)
-    assert outline[:7] == [
-        "invocation pipeline",
-        "  agent pipeline",
-        "    agent first",
-        "      model m_first",
-        "      tool echo",
-        "      model m_first",
-        "    agent fan",
+    assert outline[:6] == [
+        "invoke_agent pipeline",
+        "  invoke_agent first",
+        "    chat m_first",
+        "    execute_tool echo",
+        "    chat m_first",
+        "  invoke_agent fan",
     ]
     # The two parallel children interleave; each keeps its own spans.
-    fan = outline[7:]
+    fan = outline[6:]
     for name in ("left", "right"):
-        i = fan.index(f"      agent {name}")
-        model = f"        model m_{name}"
-        assert fan[i + 1 : i + 4] == [model, "        tool echo", model]
-    assert (named(spans, "agent left").attributes or {})["adk.branch"] == "fan.left"
+        i = fan.index(f"    invoke_agent {name}")
+        model = f"      chat m_{name}"
+        assert fan[i + 1 : i + 4] == [model, "      execute_tool echo", model]
+    assert (named(spans, "invoke_agent left").attributes or {})["adk.branch"] == "fan.left"
 
 
 def test_import_adk_does_not_import_opentelemetry() -> None:
@@ -292,10 +304,16 @@ async def test_tool_decisions_are_span_events_read_from_the_tool_responses(
     agent = LlmAgent("a", model=model, tools=tools, callbacks=[Refuse()])
     [e async for e in Runner(agent, callbacks=[tracing], retry_policy=policy).run("u", "s", "hi")]
     spans = exporter.get_finished_spans()
-    delete, fetch_span = named(spans, "tool delete"), named(spans, "tool fetch")
+    delete, fetch_span = named(spans, "execute_tool delete"), named(spans, "execute_tool fetch")
     assert (delete.attributes or {})["adk.halted_by"] == "callback:Refuse.before_tool"
     assert [dict(e.attributes or {}) for e in delete.events] == [
-        {"adk.decision": "halted", "adk.by": "callback:Refuse.before_tool", "adk.target": "tool:delete"}
+        {
+            "adk.decision": "halted",
+            "adk.by": "callback:Refuse.before_tool",
+            "adk.callback": "Refuse",
+            "adk.hook": "before_tool",
+            "adk.target": "tool:delete",
+        }
     ]
     assert [(e.name, dict(e.attributes or {}).get("adk.decision")) for e in fetch_span.events] == [
         ("exception", None),
@@ -320,14 +338,20 @@ async def test_a_halted_agent_span_ends_marked_and_a_replaced_answer_is_noted_on
 ) -> None:
     halted = LlmAgent("first", model=ScriptedModel([]), callbacks=[Closed()])
     [e async for e in Runner(halted, callbacks=[tracing]).run("u", "s", "hi")]
-    agent = named(exporter.get_finished_spans(), "agent first")
+    agent = named(exporter.get_finished_spans(), "invoke_agent first")
     assert (agent.attributes or {})["adk.halted_by"] == "callback:Closed.before_agent"
     assert agent.status.status_code is StatusCode.UNSET and not (agent.attributes or {}).get("adk.stopped")
 
     exporter.clear()
     signed = LlmAgent("second", model=ScriptedModel(["hello"]), callbacks=[Sign()])
     [e async for e in Runner(signed, callbacks=[tracing]).run("u", "s", "hi")]
-    root = named(exporter.get_finished_spans(), "invocation second")
+    root = named(exporter.get_finished_spans(), "invoke_agent second")
     assert [dict(e.attributes or {}) for e in root.events] == [
-        {"adk.decision": "replaced", "adk.by": "callback:Sign.after_agent", "adk.target": "agent:second"}
+        {
+            "adk.decision": "replaced",
+            "adk.by": "callback:Sign.after_agent",
+            "adk.callback": "Sign",
+            "adk.hook": "after_agent",
+            "adk.target": "agent:second",
+        }
     ]

@@ -9,9 +9,10 @@ output is emitted as a new final event → its state delta.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Awaitable, Iterable, Sequence
-from typing import Protocol, assert_never
+from collections.abc import AsyncGenerator, Iterable, Sequence
+from typing import Any, ClassVar, assert_never
 
+from adk.agents.steps import Driver, OneStep, Steps
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
@@ -20,36 +21,17 @@ from adk.callbacks.results import Cont, Fallback, Halt, Raise
 from adk.callbacks.run import refuse_on_agent
 from adk.context import AgentContext, Invocation
 from adk.errors import locate
-from adk.events import Choice, Event, Message
+from adk.events import Choice, Event, Message, ObjectType
 
-__all__ = ["BaseAgent"]
-
-
-class Steps(Protocol):
-    """An agent's run as steps (`BaseAgent._steps`): await `next()` until `over`; each step gives
-    its events, or the generator of a step that streams them (exhaust it before the next)."""
-
-    over: bool
-
-    def next(self) -> Awaitable[list[Event] | AsyncGenerator[Event, None]]: ...
-
-
-class OneStep:
-    """The steps of a body that is one generator: a single step, the generator."""
-
-    __slots__ = ("_events", "over")
-
-    def __init__(self, events: AsyncGenerator[Event, None]) -> None:
-        self._events = events
-        self.over = False
-
-    async def next(self) -> AsyncGenerator[Event, None]:
-        self.over = True
-        return self._events
+__all__ = ["BaseAgent", "carry_escalation"]
 
 
 class BaseAgent(ABC):
     """An agent: a name, callbacks, sub-agents, and a body that yields events."""
+
+    transfers: ClassVar[bool] = False
+    """Whether the agent takes part in transfers (an `LlmAgent`): its sub-agents may then transfer
+    to it and to each other (adk.agents.transfer); a workflow agent decides itself who runs."""
 
     def __init__(
         self,
@@ -107,6 +89,27 @@ class BaseAgent(ABC):
                 return found
         return None
 
+    def result_of(self, answer: Event) -> Any:
+        """What its final answer `answer` gives as a value (an agent tool's result): its text."""
+        return answer.content
+
+    def finished_at(self, branch: str, events: list[Event]) -> list[int]:
+        """The positions in `events` (an invocation's, being resumed: adk.agents.resume) at which
+        this agent, on `branch`, finished a run, in order: with its last sub-agent, or, without
+        sub-agents, with its final answer. `ParallelAgent` and `LoopAgent` answer their own way."""
+        if self.sub_agents:
+            return self.sub_agents[-1].finished_at(branch, events)
+        return [
+            i
+            for i, e in enumerate(events)
+            if e.branch == branch
+            and e.author == self.name
+            and e.object == ObjectType.CHAT_COMPLETION
+            and (message := e.message) is not None
+            and message.role == "assistant"
+            and not message.tool_calls
+        ]
+
     def _adopted(self) -> None:
         """Called when this agent becomes a sub-agent: its parent and peers are known from now on."""
         return  # nothing to do, unless the kind of agent depends on them (LlmAgent's transfers)
@@ -116,47 +119,21 @@ class BaseAgent(ABC):
         hooks = invocation.hooks_for(self)
         ctx = AgentContext(invocation, self, branch)
         if hooks.get("before_agent"):
-            deciders: list[object] = []
-            started = await run_before(hooks, "before_agent", ctx, deciders=deciders)
-            match started:
-                case Halt(value=content):
-                    invocation.end_invocation()
-                    halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
-                    yield self._final_event(ctx, content, (halted,))
-                    return
-                case Cont(ctx=ctx):
-                    pass
-                case unreachable:
-                    assert_never(unreachable)
+            started = await self._before_agent(hooks, ctx)
+            if isinstance(started, Event):  # halted: the invocation ends with it
+                yield started
+                return
+            ctx = started
             if invocation.state.has_delta:
                 yield self._state_event(ctx)
-
         output: Message | None = None
-        steps = self._steps(ctx, hooks) or OneStep(self._run_body(ctx))
-        body: AsyncGenerator[Event, None] | None = None
-        """A step that streams, being iterated."""
+        driver = Driver(self._steps(ctx, hooks) or OneStep(self._run_body(ctx)))
         try:
-            while body is not None or not steps.over:
-                if body is None:
-                    step = await steps.next()
-                    if not isinstance(step, list):
-                        body = step
-                        continue
-                    batch: Sequence[Event] = step
-                else:
-                    try:
-                        batch = (await anext(body),)
-                    except StopAsyncIteration:
-                        body = None
-                        continue
-                for event in batch:
-                    if not event.author:
-                        event.author = self.name
-                    if invocation.escalated and not event.is_partial:
-                        _carry_escalation(invocation, event)
-                    message = event.message
-                    if message is not None and message.role == "assistant" and not event.is_partial:
-                        output = message
+            while not driver.over:
+                for event in await driver.batch():
+                    answer = self._claim(invocation, event)
+                    if answer is not None:
+                        output = answer
                     yield event
         except Exception as error:
             locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
@@ -166,19 +143,50 @@ class BaseAgent(ABC):
             output = fell_back.message
             yield fell_back
         finally:
-            if body is not None:  # closes a workflow's children (and their tool tasks) now
-                await body.aclose()
+            await driver.aclose()  # closes a workflow's children (and their tool tasks) now
+        if not invocation.ended and hooks.get("after_agent"):
+            for event in await self._after_agent(hooks, ctx, output):
+                yield event
 
-        if invocation.ended or not hooks.get("after_agent"):
-            return
+    async def _before_agent(self, hooks: Callbacks, ctx: AgentContext) -> AgentContext | Event:
+        """The before_agent chain: the context it passed on, or the final event of a `Halt`
+        (which ends the invocation)."""
+        deciders: list[object] = []
+        match await run_before(hooks, "before_agent", ctx, deciders=deciders):
+            case Halt(value=content):
+                ctx.invocation.end_invocation()
+                halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
+                return self._final_event(ctx, content, (halted,))
+            case Cont(ctx=passed):
+                return passed
+            case unreachable:
+                assert_never(unreachable)
+
+    def _claim(self, invocation: Invocation, event: Event) -> Message | None:
+        """Make `event` this agent's (unless it names its author) and carry a pending escalation
+        on it; its message, if it is a complete answer (what after_agent sees)."""
+        if not event.author:
+            event.author = self.name
+        if event.is_partial:
+            return None
+        if invocation.escalated:
+            carry_escalation(invocation, event)
+        message = event.message
+        return message if message is not None and message.role == "assistant" else None
+
+    async def _after_agent(self, hooks: Callbacks, ctx: AgentContext, output: Message | None) -> list[Event]:
+        """The after_agent chain on the agent's output: a new final event if it was replaced, then
+        the state changes (and an escalation) its callbacks made."""
+        events = []
         by: list[object] = []
         replaced = await run_after(hooks, "after_agent", output, ctx, deciders=by)
         if replaced is not None and replaced is not output:
             target = f"agent:{self.name}"
             decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
-            yield self._final_event(ctx, replaced, decisions)
-        if invocation.state.has_delta or invocation.escalated:
-            yield self._state_event(ctx)
+            events.append(self._final_event(ctx, replaced, decisions))
+        if ctx.invocation.state.has_delta or ctx.invocation.escalated:
+            events.append(self._state_event(ctx))
+        return events
 
     def _steps(self, ctx: AgentContext, hooks: Callbacks) -> Steps | None:
         """The body as steps that `run` (or the runner) awaits itself, a generator less than
@@ -229,15 +237,15 @@ class BaseAgent(ABC):
             done=True,
         )
         event.decisions = decisions
-        return _carry_escalation(ctx.invocation, event)
+        return carry_escalation(ctx.invocation, event)
 
     def _state_event(self, ctx: AgentContext) -> Event:
         """The state changes (and an escalation) of this agent's callbacks, as their own event."""
         event = Event.state_update(ctx.invocation_id, self.name, ctx.state.take_delta(), branch=ctx.branch)
-        return _carry_escalation(ctx.invocation, event)
+        return carry_escalation(ctx.invocation, event)
 
 
-def _carry_escalation(invocation: Invocation, event: Event) -> Event:
+def carry_escalation(invocation: Invocation, event: Event) -> Event:
     """Put a pending `escalate()` on `event`, where an enclosing `LoopAgent` sees it."""
     if invocation.escalated:
         event.actions.escalate = True

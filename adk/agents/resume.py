@@ -8,46 +8,57 @@ that an other agent followed on its branch is skipped; one that had not started 
 
 A paused invocation (docs/approvals.md) resumes the same way: its waiting calls have no stored
 result, and the application's answers (`Invocation.answers`) say what becomes of each.
+
+Which branches have picked up is the invocation's own (`Invocation.resuming`), never a table of
+the process: another run that happens to have the same id is none of its business.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import json
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from adk.agents.transfer import TRANSFER_TOOL
+from adk.approvals import Approve
+from adk.callbacks.decisions import Deferred
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
-from adk.tools import parse_arguments
 
 if TYPE_CHECKING:
-    from adk.agents.base import BaseAgent
     from adk.agents.conditions import Condition
     from adk.approvals import Answer
     from adk.context import AgentContext
     from adk.tools import BaseTool
 
-__all__ = ["RESUMING", "finish_calls", "handed_over_to", "loop_iterations_done", "pending_calls"]
-
-RESUMING: dict[str, set[str]] = {}
-"""Invocation ids being resumed -> the branches whose agent has already picked up."""
+__all__ = [
+    "completed_transfer",
+    "finish_calls",
+    "handed_over_to",
+    "in_line",
+    "loop_iterations_done",
+    "pending_calls",
+    "spoke",
+]
 
 
 def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
     """What the agent of `ctx` still has to do in the invocation being resumed.
 
     None: it had finished (or another agent followed it), skip it. A list: the tool calls it
-    must finish before its next model call (empty: just go on).
+    must finish before its next model call (empty: just go on, as in a run not resuming).
     """
-    handled = RESUMING[ctx.invocation_id]
+    handled = ctx.invocation.resuming
     branch = ctx.branch
-    if branch in handled:
+    if handled is None or branch in handled:
         return []
+    # What agents did on the branch: their messages and transfers. Not a state change (the
+    # caller's, sent with the answers, or the runner's), nor the runner's pause or a waiting event.
     mine = [
         e
         for e in ctx.invocation.session.events
         if e.invocation_id == ctx.invocation_id
         and e.branch == branch
-        and e.object != ObjectType.RUNNER_PAUSED
+        and e.author != "user"
+        and (e.message is not None or e.object == ObjectType.AGENT_TRANSFER)
     ]
     name = ctx.agent.name
     if not any(e.author == name for e in mine):
@@ -72,12 +83,40 @@ def pending_calls(ctx: AgentContext) -> list[ToolCall] | None:
 
 def handed_over_to(ctx: AgentContext) -> str | None:
     """The name of the agent the `LlmAgent` of `ctx` had handed its turn to, which runs again in
-    its place: its last event on its branch is the `agent.transfer`, or the result of its call to
-    `transfer_to_agent` (the worker died before the transfer's own event). None if it had not."""
-    if ctx.branch in RESUMING[ctx.invocation_id]:
+    its place: its last event on its branch is the `agent.transfer`. None if it is not."""
+    handled = ctx.invocation.resuming
+    if handled is None or ctx.branch in handled:
         return None
+    last = next(_own_steps(ctx), None)
+    if last is None or last.object != ObjectType.AGENT_TRANSFER:
+        return None
+    return last.actions.transfer_to_agent
+
+
+def completed_transfer(ctx: AgentContext) -> str | None:
+    """The agent a transfer among the stored results of the last response of the `LlmAgent` of
+    `ctx` hands over to, the worker having stopped before its `agent.transfer` event (or paused).
+
+    Only a result marked with `actions.transfer_to_agent` is one: its envelope completed as a
+    transfer (adk.agents.transfer.transferred). A refused, failed or fallen-back transfer is none.
+    """
+    handled = ctx.invocation.resuming
+    if handled is None or ctx.branch in handled:
+        return None
+    done = None
+    for event in _own_steps(ctx):
+        message = event.message
+        if message is None or message.role != "tool":
+            break  # its last response: the results stop there
+        done = event.actions.transfer_to_agent or done  # the first in call order wins
+    return done
+
+
+def _own_steps(ctx: AgentContext) -> Iterator[Event]:
+    """The messages and transfers of the agent of `ctx` on its branch in the invocation being
+    resumed, latest first."""
     name = ctx.agent.name
-    mine = (  # what it did: its messages and transfers (not the runner's pause, were it the root)
+    return (
         e
         for e in reversed(ctx.invocation.session.events)
         if e.invocation_id == ctx.invocation_id
@@ -85,20 +124,6 @@ def handed_over_to(ctx: AgentContext) -> str | None:
         and e.author == name
         and (e.message is not None or e.object == ObjectType.AGENT_TRANSFER)
     )
-    last = next(mine, None)
-    if last is None:
-        return None
-    if last.object == ObjectType.AGENT_TRANSFER:
-        return last.actions.transfer_to_agent
-    result = last.message
-    if result is None or result.role != "tool" or result.name != TRANSFER_TOOL or last.error is not None:
-        return None  # not a transfer, or one that failed (the model was told why)
-    for e in mine:  # back to the call it answers: its arguments were checked when it was made
-        for call in e.tool_calls:
-            if call.id == result.tool_call_id:
-                target = parse_arguments(TRANSFER_TOOL, call.function.arguments).get("agent_name")
-                return target if isinstance(target, str) else None
-    return None
 
 
 def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | None:
@@ -106,8 +131,8 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     one if the invocation stopped right at the end of one (its sub-agents all pass over it again,
     doing nothing): the resumed loop goes on from there with the rest of its `max_iterations`.
 
-    An iteration ends when the loop's last sub-agent finishes (`_finished`). In an iteration cut
-    short, the branches below the loop that had no event in it yet are marked picked up: their
+    An iteration ends when the loop's last sub-agent finishes (`BaseAgent.finished_at`). In an
+    iteration cut short, the branches below the loop that had no event in it yet are marked picked up: their
     agents (a `ParallelAgent`'s children, each on its own branch) run as usual, rather than being
     taken for ones that had finished it. A loop that had not started, or that starts after the
     agent that picked up on its branch, runs from its first iteration; a loop inside another
@@ -115,17 +140,17 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     sub-agents had escalated, an agent after it had run, or `until` held at the end of the
     iteration it stopped at).
     """
-    handled = RESUMING[ctx.invocation_id]
-    if ctx.branch in handled:
+    handled = ctx.invocation.resuming
+    if handled is None or ctx.branch in handled:
         return 0
     loop = ctx.agent
     events = [
         e
         for e in ctx.invocation.session.events
-        if e.invocation_id == ctx.invocation_id and not e.is_partial and _in_line(ctx.branch, e.branch)
+        if e.invocation_id == ctx.invocation_id and not e.is_partial and in_line(ctx.branch, e.branch)
     ]
     inside = [loop.find_agent(e.author) is not None for e in events]
-    outside = [not inside[i] and _spoke(e) for i, e in enumerate(events)]  # another agent's answer
+    outside = [not inside[i] and spoke(e) for i, e in enumerate(events)]  # another agent's answer
     # This run of the loop: what follows the last agent outside it that ran before it (a loop in
     # a loop runs again in each of the outer one's iterations).
     latest = max((i for i, mine in enumerate(inside) if mine), default=None)
@@ -137,7 +162,7 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     if any(e.actions.escalate and inside[i] for i, e in enumerate(events) if i >= first):
         return None
     last = loop.sub_agents[-1]
-    ends = [i for i in _finished(last, ctx.branch, events) if i >= first]
+    ends = [i for i in last.finished_at(ctx.branch, events) if i >= first]
     start = ends[-1] + 1 if ends else first
     if any(outside[start:]):
         return None  # an agent after the loop ran: the loop had ended
@@ -150,7 +175,7 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     return len(ends)
 
 
-def _spoke(event: Event) -> bool:
+def spoke(event: Event) -> bool:
     """Whether `event` is an agent's message (an answer, a call, a result): not the user's, nor the
     runner's pause or a state change, which tell nothing of where a loop's run ended."""
     return event.author != "user" and event.message is not None
@@ -161,52 +186,10 @@ def _below(branch: str, other: str) -> bool:
     return not branch or other == branch or other.startswith(branch + ".")
 
 
-def _in_line(branch: str, other: str) -> bool:
+def in_line(branch: str, other: str) -> bool:
     """Whether agents on `other` run in sequence with those on `branch`: it is `branch`, below it,
     or above it; not a branch beside it, whose agents run at the same time."""
     return _below(branch, other) or _below(other, branch)
-
-
-def _finished(agent: BaseAgent, branch: str, events: list[Event]) -> list[int]:
-    """The positions in `events` at which `agent`, on `branch`, finished a run, in order.
-
-    An `LlmAgent` finishes with its final answer; a workflow with its last sub-agent; a
-    `ParallelAgent` once all of its children have (each on its own branch); a `LoopAgent` with
-    its `max_iterations`-th iteration or an escalation, or, when `until` ended it, where an agent
-    after it starts, on its branch or one above (no event marks where a loop's run ends).
-    """
-    from adk.agents.workflow import LoopAgent, ParallelAgent, parallel_branch
-
-    if isinstance(agent, ParallelAgent):
-        runs = [_finished(c, parallel_branch(branch, agent.name, c.name), events) for c in agent.sub_agents]
-        return [max(run) for run in zip(*runs, strict=False)]  # the runs every child finished
-    if isinstance(agent, LoopAgent):
-        iteration_ends = set(_finished(agent.sub_agents[-1], branch, events))
-        finished: list[int] = []
-        count, running = 0, -1  # iterations of the run going on, and its latest event (-1: none)
-        for i, e in enumerate(events):
-            if agent.find_agent(e.author) is None:
-                if running >= 0 and _in_line(branch, e.branch) and _spoke(e):
-                    finished.append(running)  # an agent after it ran: its run had ended
-                    count, running = 0, -1
-                continue
-            running = i
-            if e.actions.escalate or (i in iteration_ends and (count := count + 1) == agent.max_iterations):
-                finished.append(i)
-                count, running = 0, -1
-        return finished
-    if agent.sub_agents:
-        return _finished(agent.sub_agents[-1], branch, events)
-    return [
-        i
-        for i, e in enumerate(events)
-        if e.branch == branch
-        and e.author == agent.name
-        and e.object == ObjectType.CHAT_COMPLETION
-        and (message := e.message) is not None
-        and message.role == "assistant"
-        and not message.tool_calls
-    ]
 
 
 async def finish_calls(
@@ -223,6 +206,9 @@ async def finish_calls(
         name = call.function.name
         tool = tools.get(name)
         answer = answers.get(call.id)
+        if type(answer) is Approve:
+            results.append(await run(_as_shown(ctx, call), answer))
+            continue
         if answer is not None or (tool is not None and tool.idempotent):
             results.append(await run(call, answer))
             continue
@@ -241,3 +227,17 @@ async def finish_calls(
             )
         )
     return results
+
+
+def _as_shown(ctx: AgentContext, call: ToolCall) -> ToolCall:
+    """`call` as the person approved it: the tool and arguments of its latest approval request,
+    which are a repair's or a callback's rather than the model's when the call asked again."""
+    for event in reversed(ctx.invocation.session.events):
+        if event.object != ObjectType.APPROVAL_REQUEST or call.id not in event.long_running_tool_ids:
+            continue
+        shown = [d for d in event.decisions if type(d) is Deferred and d.call_id == call.id]
+        if not shown or event.invocation_id != ctx.invocation_id:
+            break
+        tool = shown[-1].target.removeprefix("tool:")
+        return ToolCall.of(tool, json.dumps(shown[-1].arguments), id=call.id)
+    return call

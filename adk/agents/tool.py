@@ -24,12 +24,17 @@ from adk.tools import BaseTool
 if TYPE_CHECKING:
     from adk.context import ToolContext
 
-__all__ = ["AgentTool", "Relay", "string_argument"]
+__all__ = ["AgentTool", "Relay", "string_argument", "tool_events"]
 
 T = TypeVar("T")
 
 _emit: ContextVar[Callable[[Event], None] | None] = ContextVar("adk_agent_tool_events", default=None)
 """Where an agent tool sends its agent's events: the relay of the agent that called it."""
+
+
+def tool_events() -> Callable[[Event], None] | None:
+    """Where the running tool call streams events as it runs (its agent's `Relay`), or None."""
+    return _emit.get()
 
 
 class AgentTool(BaseTool):
@@ -63,8 +68,6 @@ class AgentTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """Run the agent on the request; its last answer's text, or its typed value, is the result."""
-        from adk.agents.llm import LlmAgent
-
         caller = ctx.invocation
         agent = self.agent
         branch = f"{ctx.branch}.{agent.name}" if ctx.branch else agent.name
@@ -106,9 +109,7 @@ class AgentTool(BaseTool):
         if answer is None:
             return ""
         answering = agent.find_agent(answer.author)
-        if isinstance(answering, LlmAgent) and answering._output is not None and answering._output.type:
-            return answering._output.check(answer)
-        return answer.content
+        return answer.content if answering is None else answering.result_of(answer)
 
     def __repr__(self) -> str:
         return f"AgentTool({self.agent.name!r})"

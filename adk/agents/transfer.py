@@ -23,7 +23,7 @@ from adk.agents.base import BaseAgent
 from adk.agents.tool import string_argument
 from adk.callbacks.registry import short_repr
 from adk.errors import TransferError
-from adk.events import Event, EventActions, ObjectType, ToolCall, ToolDeclaration
+from adk.events import Event, EventActions, ObjectType, ToolDeclaration
 from adk.tools import BaseTool
 
 if TYPE_CHECKING:
@@ -63,9 +63,8 @@ def transfer_targets(agent: LlmAgent) -> list[BaseAgent]:
 
 
 def _is_llm(agent: BaseAgent | None) -> TypeGuard[LlmAgent]:
-    from adk.agents.llm import LlmAgent
-
-    return isinstance(agent, LlmAgent)
+    """Whether `agent` takes part in transfers (`BaseAgent.transfers`): an `LlmAgent`."""
+    return agent is not None and agent.transfers
 
 
 def _reaches_parent(agent: LlmAgent) -> bool:
@@ -162,12 +161,25 @@ def _transfers(invocation: Invocation) -> dict[str, BaseAgent]:
     return transfers
 
 
-def transferred(invocation: Invocation, calls: Sequence[ToolCall]) -> BaseAgent | None:
-    """The agent the first of `calls` that transferred (in call order) hands over to, if any."""
+def transferred(invocation: Invocation, results: Sequence[Event]) -> BaseAgent | None:
+    """The agent the first of a batch's calls (in call order) that transferred hands over to, if any.
+
+    A call transferred when its envelope completed as a transfer: the tool ran, and the call's
+    result has no error (a `Halt`, a failure, a `Fallback` or a failing `after_tool` make none).
+    Each such result is marked with `actions.transfer_to_agent`: a resumed invocation goes by the
+    mark alone (adk.agents.resume), never by a result's text.
+    """
     transfers = invocation._transfers
     if not transfers:
         return None
-    return next((transfers[c.id] for c in calls if c.id in transfers), None)
+    first = None
+    for result in results:
+        message = result.message
+        target = transfers.get(message.tool_call_id or "") if message is not None else None
+        if target is not None and result.error is None:
+            result.actions.transfer_to_agent = target.name
+            first = first or target
+    return first
 
 
 async def hand_over(ctx: AgentContext, target: BaseAgent) -> AsyncGenerator[Event, None]:

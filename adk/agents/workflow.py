@@ -8,7 +8,7 @@ from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
 from adk.agents.conditions import Condition
-from adk.agents.resume import RESUMING, loop_iterations_done
+from adk.agents.resume import in_line, loop_iterations_done, spoke
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import AgentContext
@@ -89,6 +89,11 @@ class ParallelAgent(BaseAgent):
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    def finished_at(self, branch: str, events: list[Event]) -> list[int]:
+        """Once all of its children have finished a run (each on its own branch)."""
+        runs = [c.finished_at(parallel_branch(branch, self.name, c.name), events) for c in self.sub_agents]
+        return [max(run) for run in zip(*runs, strict=False)]  # the runs every child finished
+
 
 class LoopAgent(BaseAgent):
     """Runs its sub-agents in order, again and again, until one escalates, `until` holds, or `max_iterations`.
@@ -118,10 +123,29 @@ class LoopAgent(BaseAgent):
         self.max_iterations = max_iterations
         self.until = until
 
+    def finished_at(self, branch: str, events: list[Event]) -> list[int]:
+        """With its `max_iterations`-th iteration or an escalation, or, when `until` ended it,
+        where an agent after it starts, on its branch or one above (no event marks where a
+        loop's run ends)."""
+        iteration_ends = set(self.sub_agents[-1].finished_at(branch, events))
+        finished: list[int] = []
+        count, running = 0, -1  # iterations of the run going on, and its latest event (-1: none)
+        for i, e in enumerate(events):
+            if self.find_agent(e.author) is None:
+                if running >= 0 and in_line(branch, e.branch) and spoke(e):
+                    finished.append(running)  # an agent after it ran: its run had ended
+                    count, running = 0, -1
+                continue
+            running = i
+            if e.actions.escalate or (i in iteration_ends and (count := count + 1) == self.max_iterations):
+                finished.append(i)
+                count, running = 0, -1
+        return finished
+
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         until = self.until
-        # Finishing the invocation of a dead worker: the iterations it had done count.
-        done = loop_iterations_done(ctx, until) if RESUMING and ctx.invocation_id in RESUMING else 0
+        # Resuming an invocation (cut short or paused): the iterations it had done count.
+        done = loop_iterations_done(ctx, until)
         if done is None:
             return
         for _ in range(done, self.max_iterations):

@@ -1,10 +1,11 @@
 """The chain helpers: thread a context (or a result, or an error) through a list of callbacks.
 
-Every chain runs in one core loop (`run_chain`); `run_before`, `run_after` and `run_on_error`
-are its typed doors for the agent, model and tool hooks, and adk.agui runs its translate hooks
-through it too. `run_before` and `run_after` take the answers that go on (a `Cont` of the same
-context type, an output of the usual type) in a loop of their own, the price of a chain being
-close to its hooks', and hand any other answer, with the callbacks after it, to the core loop.
+Every chain runs in one loop, `run_chain`, pluggy's `_multicall` for typed answers: the answers
+that go on (a `Cont` of the context's own type, an `after` output of its hook's usual type, a
+`Raise` of an exception, a `replace` hook's None) are taken by exact-type checks inside the loop;
+any other answer is judged (answers.py) and kept by `_Verdicts`. `run_before`, `run_after` and
+`run_on_error` are its typed doors for the agent, model and tool hooks; the run-level and AG-UI
+hooks call it directly.
 
 Rules (docs/callbacks.md), in list order, callbacks without the hook skipped:
 
@@ -43,26 +44,22 @@ returned another object than it was given. It costs an identity check per `after
 more, when nobody decides.
 
 `asyncio.CancelledError` is never caught. A hook name that is not declared, or a hook of
-another chain (`run_before(..., "after_model", ...)`), is a `ValueError` (raised when awaited):
-the chain would silently do nothing, or do the wrong thing.
+another chain (`run_before(..., "after_model", ...)`), is a `ValueError`, raised by the door
+when it is called: the chain would silently do nothing, or do the wrong thing.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Coroutine, Iterable
-from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
+from adk.callbacks.answers import ANSWER, GO_ON, judge
 from adk.callbacks.registry import (
-    _LISTS,
     AFTER,
     BEFORE,
-    BY_CHAIN,
     DECLARED,
     ON_ERROR,
-    REPLACE,
     Callbacks,
     Hook,
     HookImpl,
@@ -70,7 +67,6 @@ from adk.callbacks.registry import (
     callback_name,
     hook_impls,
     hook_raised,
-    short_repr,
     unknown_hook,
 )
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Raise, Retry
@@ -88,171 +84,154 @@ log = logging.getLogger(__name__)
 C = TypeVar("C")
 V = TypeVar("V")
 
-_GO_ON: Final = 0
-_ANSWER: Final = 1
-_WRONG: Final = 2
 
-
-def _log_dropped(error: CallbackError) -> None:
-    log.warning("%s (ignored: continue_on_error and another callback answered)", error)
-
-
-def run_chain(
-    impls: tuple[HookImpl, ...],
+async def run_chain(
+    impls: Iterable[HookImpl],
     hook: Hook,
     value: Any,
     ctx: Any = None,
-    *,
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Coroutine[Any, Any, Any]:
-    """Run `hook`'s chain over `impls`: the one core loop behind every chain (see the module docstring).
+) -> Any:
+    """Run `hook`'s chain over `impls`: the one loop behind every chain (see the module docstring).
 
     `value` is what is threaded: the context of a `before` chain (whose `ctx` is unused), the
     value of an `after` or `replace` chain, the error of an `on_error` chain. Returns the
     answer that won, else what was threaded, as `Cont(ctx)`, the value, or `Raise(error)`.
     """
-    return _run(impls, hook, value, ctx, continue_on_error, continue_on_response, deciders)
-
-
-async def _run(
-    impls: Iterable[HookImpl],
-    hook: Hook,
-    value: Any,
-    ctx: Any,
-    continue_on_error: bool,
-    continue_on_response: bool,
-    deciders: list[object] | None,
-) -> Any:
     # read once: the loop tests them on every call
-    before, after, on_error, exact, anything, unary = hook.plan
-    received = type(value) if before else None  # the context type Conts must keep
-    answer: Any = None  # an answer is never None: a result, or a replacement
-    answered_by: object = None
-    first_error: CallbackError | None = None
+    before, after, on_error, replace, exact, anything, unary = hook.plan
+    received = type(value)  # for a `before` chain, the context type its Conts must keep
+    verdicts: _Verdicts | None = None  # made by the first answer the exact-type checks do not take
     for fn, is_async, owner in impls:
         try:
             out = fn(value) if unary else fn(value, ctx)
             if is_async:
                 out = await out
         except Exception as e:
-            error = hook_raised(owner, hook.name, e)
+            out = _Raised(hook_raised(owner, hook.name, e))
         else:
-            # The answers that go on, checked by exact type; anything else is judged below.
-            if before:
-                if type(out) is Cont and type(out.ctx) is received:
-                    value = out.ctx
-                    continue
-            elif after:
-                if type(out) is exact or anything:
-                    if out is not value and deciders is not None:
-                        deciders.append(owner)
-                    value = out
-                    continue
-            elif on_error:
-                if type(out) is Raise and isinstance(out.error, Exception):
-                    value = out.error
-                    continue
-            elif out is None:
+            # The answers that go on, checked by exact type; any other is judged by _Verdicts.
+            if before and type(out) is Cont and type(out.ctx) is received:
+                value = out.ctx
                 continue
-            verdict, judged = _judge(hook, out, received or type(ctx))
-            if verdict == _GO_ON:
-                if after and judged is not value and deciders is not None:
+            if after and (type(out) is exact or anything):
+                if out is not value and deciders is not None:
                     deciders.append(owner)
-                value = judged
+                value = out
                 continue
-            if verdict == _ANSWER:
-                if type(out) is Defer and (getattr(value, "approved", False) or type(answer) is Halt):
-                    continue  # answered by the approval, or beaten by a Halt kept (rule 6)
-                if not continue_on_response:
-                    if first_error is not None:
-                        _log_dropped(first_error)
-                    if deciders is not None:
-                        deciders.append(owner)
-                    return out
-                answer, answered_by = out, owner
+            if on_error and type(out) is Raise and isinstance(out.error, Exception):
+                value = out.error
                 continue
+            if replace and out is None:
+                continue
+        verdicts = verdicts or _Verdicts(
+            hook, received if before else type(ctx), continue_on_error, continue_on_response, deciders
+        )
+        value = verdicts.take(out, owner, value)
+        if verdicts.won:
+            return verdicts.answer
+    if verdicts is not None and verdicts.end():
+        return verdicts.answer
+    return Cont(value) if before else Raise(value) if on_error else value
+
+
+class _Raised:
+    """A hook that raised, as `run_chain` hands it to `_Verdicts` (apart from any answer)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: CallbackError) -> None:
+        self.error = error
+
+
+class _Verdicts:
+    """One chain's judgement of the answers its exact-type checks did not take, and what it keeps:
+    the answer kept under `continue_on_response`, the first failure under `continue_on_error`."""
+
+    __slots__ = ("answer", "by", "deciders", "failure", "hook", "on_error", "on_response", "received", "won")
+
+    def __init__(
+        self,
+        hook: Hook,
+        received: type,
+        on_error: bool,
+        on_response: bool,
+        deciders: list[object] | None,
+    ) -> None:
+        self.hook, self.received, self.deciders = hook, received, deciders
+        self.on_error, self.on_response = on_error, on_response
+        self.answer: Any = None  # an answer is never None: a result, or a replacement
+        self.by: object = None
+        self.failure: CallbackError | None = None
+        self.won = False
+        """Whether `answer` won and stops the chain."""
+
+    def take(self, out: Any, owner: object, value: Any) -> Any:
+        """Judge `owner`'s answer `out`, given `value`: the value threaded on (or kept)."""
+        hook = self.hook
+        if type(out) is _Raised:
+            error = out.error
+        else:
+            verdict, judged = judge(hook, out, self.received)
+            if verdict == GO_ON:
+                if hook.chain == AFTER and judged is not value and self.deciders is not None:
+                    self.deciders.append(owner)
+                return judged
+            if verdict == ANSWER:
+                self._answered(out, owner, value)
+                return value
             error = CallbackError(callback_name(owner), hook.name, judged)
-        if on_error:
+        if hook.chain == ON_ERROR:
             error.__context__ = value  # the error that was being handled
-        if not continue_on_error:
+        if not self.on_error:
             raise error
-        first_error = first_error or error
-    if answer is not None:
-        if first_error is not None:
-            _log_dropped(first_error)
-        if deciders is not None:
-            deciders.append(answered_by)
-        return answer
-    if first_error is not None:
-        raise first_error
-    if before:
-        return Cont(value)
-    if on_error:
-        return Raise(value)
-    return value
+        self.failure = self.failure or error
+        return value
+
+    def _answered(self, out: Any, owner: object, value: Any) -> None:
+        if type(out) is Defer and (getattr(value, "approved", False) or type(self.answer) is Halt):
+            return  # answered by the approval, or beaten by a Halt kept (rule 6)
+        self.answer, self.by = out, owner
+        if not self.on_response:
+            self._win()
+
+    def end(self) -> bool:
+        """At the chain's end: whether an answer kept wins; else the first failure is raised."""
+        if self.answer is not None:
+            self._win()
+            return True
+        if self.failure is not None:
+            raise self.failure
+        return False
+
+    def _win(self) -> None:
+        if self.failure is not None:
+            log.warning("%s (ignored: continue_on_error and another callback answered)", self.failure)
+        if self.deciders is not None:
+            self.deciders.append(self.by)
+        self.won = True
 
 
-def _judge(hook: Hook, out: Any, received: type) -> tuple[int, Any]:
-    """An answer the fast path did not take: `(_GO_ON, value)`, `(_ANSWER, out)` or `(_WRONG, problem)`."""
-    chain = hook.chain
-    cls = type(out)
-    if chain == BEFORE:
-        if cls is Cont:
-            return _context(hook, out, out.ctx, received, _GO_ON)
-        if cls is Halt:
-            return _carried(hook, out, out.value)
-        if cls is Defer and hook.defer:
-            if isinstance(out.reason, str):
-                return _ANSWER, out
-            return _WRONG, _problem(hook, out, "the reason of a Defer", "a str", out.reason)
-    elif chain == ON_ERROR:
-        if cls is Raise:
-            if isinstance(out.error, Exception):
-                return _GO_ON, out.error
-            return _WRONG, _problem(hook, out, "the error of a Raise", "an Exception", out.error)
-        if cls is Retry and hook.retry:
-            return _context(hook, out, out.ctx, received, _ANSWER)
-        if cls is Fallback:
-            return _carried(hook, out, out.value)
-    elif hook.fits(out):
-        return (_GO_ON if chain == AFTER else _ANSWER), out
-    elif cls is Halt and hook.halt is not None:  # an `after` hook that may stop its fold
-        types, allowed = hook.halt
-        if isinstance(out.value, types):
-            return _ANSWER, out
-        return _WRONG, _problem(hook, out, "the value of a Halt", allowed, out.value)
-    if inspect.iscoroutine(out):
-        out.close()  # never awaited: close it, or Python warns when it is collected
-        return _WRONG, "returned a coroutine; a hook that returns one must be an `async def`"
-    if chain in (AFTER, REPLACE):
-        return _WRONG, _problem(hook, out, hook.name, hook.allowed, out, "return")
-    return _WRONG, f"returned {short_repr(out)}; {hook.name} may return only {hook.answers}"
+def _not_of(name: str, chain: int) -> ValueError:
+    """The error for a hook name that the door of `chain` cannot run: unknown, or of another chain."""
+    hook = DECLARED.get(name)
+    if hook is None:
+        return unknown_hook(name)
+    door, kind = _DOORS[chain]
+    return ValueError(f"{door} runs {kind} hooks; {name} is not one ({hook!r})")
 
 
-def _context(hook: Hook, out: Any, new: object, received: type, verdict: int) -> tuple[int, Any]:
-    if isinstance(new, received):
-        return verdict, (new if verdict == _GO_ON else out)
-    what = f"the ctx of a {type(out).__name__}"
-    return _WRONG, _problem(hook, out, what, f"the {received.__name__} it received (or a copy)", new)
-
-
-def _carried(hook: Hook, out: Any, value: object) -> tuple[int, Any]:
-    if hook.fits(value):
-        return _ANSWER, out
-    return _WRONG, _problem(hook, out, f"the value of a {type(out).__name__}", hook.allowed, value)
-
-
-def _problem(hook: Hook, out: object, what: str, allowed: str, wrong: object, verb: str = "be") -> str:
-    """`returned <out>; <what> from <hook> must be <allowed>, not <type of wrong>`."""
-    source = "" if what == hook.name else f" from {hook.name}"
-    kind = "None" if wrong is None else type(wrong).__qualname__
-    return f"returned {short_repr(out)}; {what}{source} must {verb} {allowed}, not {kind}"
+_DOORS: Final = {
+    BEFORE: ("run_before", "before"),
+    AFTER: ("run_after", "after"),
+    ON_ERROR: ("run_on_error", "on_error"),
+}
 
 
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_agent"],
     ctx: AgentContext,
@@ -260,9 +239,9 @@ async def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Cont[AgentContext] | Halt[Content]: ...
+) -> Coroutine[Any, Any, Cont[AgentContext] | Halt[Content]]: ...
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_model"],
     ctx: ModelContext,
@@ -270,9 +249,9 @@ async def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Cont[ModelContext] | Halt[LlmResponse]: ...
+) -> Coroutine[Any, Any, Cont[ModelContext] | Halt[LlmResponse]]: ...
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["before_tool"],
     ctx: ToolContext,
@@ -280,9 +259,9 @@ async def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Cont[ToolContext] | Halt[Any] | Defer: ...
+) -> Coroutine[Any, Any, Cont[ToolContext] | Halt[Any] | Defer]: ...
 @overload
-async def run_before(
+def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     ctx: C,
@@ -290,8 +269,8 @@ async def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Cont[C] | Halt[Any] | Defer: ...
-async def run_before(
+) -> Coroutine[Any, Any, Cont[C] | Halt[Any] | Defer]: ...
+def run_before(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     ctx: Any,
@@ -299,51 +278,21 @@ async def run_before(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
-) -> Cont[Any] | Halt[Any] | Defer:
+) -> Coroutine[Any, Any, Cont[Any] | Halt[Any] | Defer]:
     """Thread `ctx` through each callback's `hook`; return `Cont(ctx')` or the winning `Halt` (or `Defer`).
 
     The callback whose `Halt` won is appended to `deciders`, if given.
     """
-    try:
-        spec = _BEFORE[hook]
-        # type() is, unlike isinstance(), no call: a subclass of Callbacks is found third
-        if type(callbacks) is Callbacks:
-            impls = callbacks._hooks[hook]
-        elif type(callbacks) is list and len(callbacks) == 1:  # hook_impls' lookup, inlined
-            impls = _LISTS[id(callbacks[0])][hook]
-        elif isinstance(callbacks, Callbacks):
-            impls = callbacks._hooks[hook]
-        else:
-            impls = hook_impls(callbacks, hook)
-    except KeyError:
-        if hook not in _BEFORE:
-            raise _not_of(hook, "run_before", "before") from None
-        spec, impls = _BEFORE[hook], _impls(callbacks, hook)
-    # The Conts that keep the context's type, here; from any other answer on, the core loop.
-    received = type(ctx)
-    rest = iter(impls)
-    for fn, is_async, owner in rest:
-        try:
-            out = fn(ctx)
-            if is_async:
-                out = await out
-        except Exception as error:
-            known = _Known(None, error)
-        else:
-            if type(out) is Cont and type(out.ctx) is received:
-                ctx = out.ctx
-                continue
-            known = _Known(out, None)
-        rest = chain(((known, False, owner),), rest)
-        answer: Cont[Any] | Halt[Any] | Defer = await _run(
-            rest, spec, ctx, None, continue_on_error, continue_on_response, deciders
-        )
-        return answer
-    return Cont(ctx)
+    spec = DECLARED.get(hook)
+    if spec is None or spec.chain != BEFORE:
+        raise _not_of(hook, BEFORE)
+    return run_chain(
+        hook_impls(callbacks, hook), spec, ctx, None, continue_on_error, continue_on_response, deciders
+    )
 
 
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_agent"],
     result: Message | None,
@@ -351,9 +300,9 @@ async def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Message | None: ...
+) -> Coroutine[Any, Any, Message | None]: ...
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_model"],
     result: LlmResponse,
@@ -361,9 +310,9 @@ async def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> LlmResponse: ...
+) -> Coroutine[Any, Any, LlmResponse]: ...
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["after_tool"],
     result: Any,
@@ -371,9 +320,9 @@ async def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Any: ...
+) -> Coroutine[Any, Any, Any]: ...
 @overload
-async def run_after(
+def run_after(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     result: V,
@@ -381,8 +330,8 @@ async def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> V: ...
-async def run_after(
+) -> Coroutine[Any, Any, V]: ...
+def run_after(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     result: Any,
@@ -390,54 +339,21 @@ async def run_after(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Any:
+) -> Coroutine[Any, Any, Any]:
     """Fold `result` through each callback's `hook`, left to right; return the last output.
 
     With `continue_on_error`, a failing callback leaves the value as it was, the fold goes on,
     and the first error is raised at the end. Each callback that returned another object than it
     was given is appended to `deciders`, if given.
     """
-    try:
-        spec = _AFTER[hook]
-        # type() is, unlike isinstance(), no call: a subclass of Callbacks is found third
-        if type(callbacks) is Callbacks:
-            impls = callbacks._hooks[hook]
-        elif type(callbacks) is list and len(callbacks) == 1:  # hook_impls' lookup, inlined
-            impls = _LISTS[id(callbacks[0])][hook]
-        elif isinstance(callbacks, Callbacks):
-            impls = callbacks._hooks[hook]
-        else:
-            impls = hook_impls(callbacks, hook)
-    except KeyError:
-        if hook not in _AFTER:
-            raise _not_of(hook, "run_after", "after") from None
-        spec, impls = _AFTER[hook], _impls(callbacks, hook)
-    if spec.unary:  # declared to be called with one argument: the core loop calls it so
-        return await _run(impls, spec, result, ctx, continue_on_error, False, deciders)
-    # The outputs of the type most are, here; from any other answer on, the core loop.
-    exact, anything = spec.plan[3], spec.anything
-    rest = iter(impls)
-    for fn, is_async, owner in rest:
-        try:
-            out = fn(result, ctx)
-            if is_async:
-                out = await out
-        except Exception as error:
-            known = _Known(None, error)
-        else:
-            if type(out) is exact or anything:
-                if out is not result and deciders is not None:
-                    deciders.append(owner)
-                result = out
-                continue
-            known = _Known(out, None)
-        rest = chain(((known, False, owner),), rest)
-        return await _run(rest, spec, result, ctx, continue_on_error, False, deciders)
-    return result
+    spec = DECLARED.get(hook)
+    if spec is None or spec.chain != AFTER:
+        raise _not_of(hook, AFTER)
+    return run_chain(hook_impls(callbacks, hook), spec, result, ctx, continue_on_error, False, deciders)
 
 
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_model_error"],
     error: Exception,
@@ -445,9 +361,9 @@ async def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Retry[ModelContext] | Fallback[LlmResponse] | Raise: ...
+) -> Coroutine[Any, Any, Retry[ModelContext] | Fallback[LlmResponse] | Raise]: ...
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_tool_error"],
     error: Exception,
@@ -455,9 +371,9 @@ async def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Retry[ToolContext] | Fallback[Any] | Raise: ...
+) -> Coroutine[Any, Any, Retry[ToolContext] | Fallback[Any] | Raise]: ...
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[AnyCallback],
     hook: Literal["on_agent_error"],
     error: Exception,
@@ -465,9 +381,9 @@ async def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Fallback[Content] | Raise: ...
+) -> Coroutine[Any, Any, Fallback[Content] | Raise]: ...
 @overload
-async def run_on_error(
+def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: HookName,
     error: Exception,
@@ -475,8 +391,8 @@ async def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Retry[C] | Fallback[Any] | Raise: ...
-async def run_on_error(
+) -> Coroutine[Any, Any, Retry[C] | Fallback[Any] | Raise]: ...
+def run_on_error(
     callbacks: Callbacks | Iterable[object],
     hook: str,
     error: Exception,
@@ -484,54 +400,14 @@ async def run_on_error(
     *,
     continue_on_error: bool = False,
     deciders: list[object] | None = None,
-) -> Retry[Any] | Fallback[Any] | Raise:
+) -> Coroutine[Any, Any, Retry[Any] | Fallback[Any] | Raise]:
     """Offer `error` to each callback's `hook`: the first `Retry` or `Fallback` wins.
 
     `Raise(e)` passes `e` (possibly a new error) to the next callback; if nobody recovers,
     `Raise(last_error)` is returned for the caller to raise. The callback whose `Retry` or
     `Fallback` won is appended to `deciders`, if given.
     """
-    try:
-        spec = _ON_ERROR[hook]
-        impls = callbacks._hooks[hook] if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
-    except KeyError:
-        if hook not in _ON_ERROR:
-            raise _not_of(hook, "run_on_error", "on_error") from None
-        spec, impls = _ON_ERROR[hook], _impls(callbacks, hook)
-    recovered: Retry[Any] | Fallback[Any] | Raise = await _run(
-        impls, spec, error, ctx, continue_on_error, False, deciders
-    )  # errors: not a hot path, no fast loop
-    return recovered
-
-
-_BEFORE, _AFTER, _ON_ERROR = BY_CHAIN[BEFORE], BY_CHAIN[AFTER], BY_CHAIN[ON_ERROR]
-
-
-class _Known:
-    """A hook already called by a door's own loop: the core loop calls this in its place and gets
-    the same answer, or the same error raised."""
-
-    __slots__ = ("error", "out")
-
-    def __init__(self, out: object, error: Exception | None) -> None:
-        self.out = out
-        self.error = error
-
-    def __call__(self, *args: object) -> object:
-        if self.error is not None:
-            raise self.error
-        return self.out
-
-
-def _impls(callbacks: Callbacks | Iterable[object], hook: str) -> tuple[HookImpl, ...]:
-    """The implementations of a declared `hook` when the quick lookup missed: a list seen for the
-    first time, or (none) a `Callbacks` made before the hook was declared."""
-    return () if isinstance(callbacks, Callbacks) else hook_impls(callbacks, hook)
-
-
-def _not_of(name: str, helper: str, chain: str) -> ValueError:
-    """The error for a hook name that `helper` cannot run: unknown, or of another chain."""
-    hook = DECLARED.get(name)
-    if hook is None:
-        return unknown_hook(name)
-    return ValueError(f"{helper} runs {chain} hooks; {name} is not one ({hook!r})")
+    spec = DECLARED.get(hook)
+    if spec is None or spec.chain != ON_ERROR:
+        raise _not_of(hook, ON_ERROR)
+    return run_chain(hook_impls(callbacks, hook), spec, error, ctx, continue_on_error, False, deciders)

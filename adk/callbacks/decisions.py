@@ -14,6 +14,11 @@ AG-UI read these from events.
 | `Deferred` | a `before_tool` hook returned `Defer` (or the tool requires approval): the call waits |
 | `Approved` | the application approved a waiting call (`runner.run(approvals=...)`): it ran |
 | `Rejected` | the application rejected a waiting call: the model got the rejection as its result |
+| `Compacted` | a `Compact` folded the older turns of a conversation before a model call (docs/context.md) |
+| `Paced` | a `RateLimit` made the call wait `wait` seconds for capacity (or a server's Retry-After) |
+| `Refused` | an `after_model` hook raised `ResponseRejected`: the model's answer was not used, for `reason` |
+| `BudgetWarning` | a `Budget` (adk.limits) spent `warn_at` of a limit, or counted a reservation as spent |
+| `BudgetExceeded` | a `Budget` refused a call it could not afford: `limit`, `allowed`, `spent` |
 """
 
 from __future__ import annotations
@@ -25,10 +30,15 @@ from typing import Any, Literal, TypeAlias, TypeVar
 __all__ = [
     "APPROVALS",
     "Approved",
+    "BudgetExceeded",
+    "BudgetWarning",
+    "Compacted",
     "Decision",
     "Deferred",
     "FellBack",
     "Halted",
+    "Paced",
+    "Refused",
     "Rejected",
     "Replaced",
     "Retried",
@@ -126,7 +136,84 @@ class Rejected:
     kind: Literal["rejected"] = "rejected"
 
 
-Decision: TypeAlias = Halted | Replaced | Retried | FellBack | Deferred | Approved | Rejected
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """The first `folded` messages of the history before a call to `target` were folded (into a
+    summary, or dropped), saving `tokens_saved` tokens; the history goes on from the event
+    `kept_from` (none: from the compaction on). Carried by the `compaction` event that stores it."""
+
+    by: str
+    target: str
+    folded: int
+    tokens_saved: int
+    kept_from: str = ""
+    kind: Literal["compacted"] = "compacted"
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The answer of `target` (a model) came, and the `after_model` hook `by` refused it for
+    `reason` (`ResponseRejected`): `on_model_error` judged it like a failed call."""
+
+    by: str
+    target: str
+    reason: str
+    kind: Literal["refused"] = "refused"
+
+
+@dataclass(frozen=True, slots=True)
+class Paced:
+    """`by` (a `RateLimit`) made the call to `target` wait `wait` seconds before it was sent."""
+
+    by: str
+    target: str
+    wait: float
+    kind: Literal["paced"] = "paced"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetWarning:
+    """The budget `budget` has spent `spent` of its limit `limit` (`allowed`): at least its
+    `warn_at`, or (with a `note`) a model reported no usage and its reservation counts as spent."""
+
+    by: str
+    target: str
+    budget: str
+    limit: str
+    allowed: float
+    spent: float
+    note: str = ""
+    kind: Literal["budget_warning"] = "budget_warning"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetExceeded:
+    """The budget `budget` refused the call to `target`: its limit `limit` (`allowed`) had `spent`
+    spent or reserved, and the call could not be afforded at all."""
+
+    by: str
+    target: str
+    budget: str
+    limit: str
+    allowed: float
+    spent: float
+    kind: Literal["budget_exceeded"] = "budget_exceeded"
+
+
+Decision: TypeAlias = (
+    Halted
+    | Replaced
+    | Retried
+    | FellBack
+    | Deferred
+    | Approved
+    | Rejected
+    | Compacted
+    | Refused
+    | Paced
+    | BudgetWarning
+    | BudgetExceeded
+)
 """One callback decision; `kind` tells which (and tags it in JSON, where it picks the class)."""
 
 

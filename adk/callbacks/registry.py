@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import inspect
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from types import MethodType, ModuleType, NoneType
@@ -22,13 +21,13 @@ from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Raise, Retry
+from adk.callbacks.signatures import cannot_take, is_async
 from adk.errors import CallbackError, CallbackRegistrationError
 from adk.events import LlmResponse, Message
 
 __all__ = [
     "AFTER",
     "BEFORE",
-    "BY_CHAIN",
     "CORE",
     "DECLARED",
     "HOOKS",
@@ -125,13 +124,21 @@ class Hook:
             self._load = values
         self.anything = values is None
         """Whether any value may be handed back."""
-        self.plan: tuple[bool, bool, bool, type | None, bool, bool] = self._plan()
-        """What the chain core reads before its loop: `(before, after, on_error, exact, anything,
-        unary)`, where `exact` is the type most values have, tested first with `type(x) is exact`."""
+        self.plan: tuple[bool, bool, bool, bool, type | None, bool, bool] = self._plan()
+        """What the chain loop reads before it starts: `(before, after, on_error, replace, exact,
+        anything, unary)`, where `exact` is the type most values have, tested with `type(x) is exact`."""
 
-    def _plan(self) -> tuple[bool, bool, bool, type | None, bool, bool]:
+    def _plan(self) -> tuple[bool, bool, bool, bool, type | None, bool, bool]:
         chain, exact = self.chain, self._types[0] if self._types else None
-        return chain == BEFORE, chain == AFTER, chain == ON_ERROR, exact, self.anything, self.unary
+        return (
+            chain == BEFORE,
+            chain == AFTER,
+            chain == ON_ERROR,
+            chain == REPLACE,
+            exact,
+            self.anything,
+            self.unary,
+        )
 
     @property
     def parameters(self) -> str:
@@ -176,12 +183,11 @@ class Hook:
 _declared: dict[str, Hook] = {}
 DECLARED: Final[Mapping[str, Hook]] = _declared
 """Every declared hook by name, in the order declared (read it; declare with `declare_hooks`)."""
-BY_CHAIN: Final[tuple[Mapping[str, Hook], ...]] = ({}, {}, {}, {})
-"""The declared hooks of each chain (`BY_CHAIN[BEFORE]`, ...), by name: the chain helpers' table."""
 
 _PLANS: dict[type, dict[str, tuple[Callable[..., Any], bool]]] = {}
 """Per class of callback instance seen in a plain list: its hooks' functions and whether each is
-async, as `_resolve` found and checked them; binding them to another instance is all that is left."""
+async, as `_resolve` found and checked them; binding them to another instance is all that is left.
+Keyed by class, never by an object: a cache of what a class declares, not a run's state."""
 
 
 def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
@@ -196,7 +202,6 @@ def declare_hooks(*hooks: Hook) -> tuple[Hook, ...]:
             raise ValueError(f"hook {hook.name!r} is already declared as {known!r}")
     for hook in hooks:
         _declared[hook.name] = hook
-        BY_CHAIN[hook.chain][hook.name] = hook  # type: ignore[index]  # a Mapping only to its readers
     _misspelt.cache_clear()
     _PLANS.clear()
     return hooks
@@ -307,54 +312,6 @@ CORE: Final = declare_hooks(
 HOOKS: Final[tuple[HookName, ...]] = get_args(HookName)
 
 
-def is_async(fn: Callable[..., Any]) -> bool:
-    """Whether calling `fn` gives a coroutine: an `async def`, or an object whose `__call__` is one."""
-    func = getattr(fn, "__func__", None)  # a bound method: the answer is its function's
-    return _is_async(fn) if func is None else _function_is_async(func)
-
-
-@functools.lru_cache(maxsize=4096)  # callbacks given per run repeat their methods: inspect is slow
-def _function_is_async(func: Callable[..., Any]) -> bool:
-    return _is_async(func)
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
-    # Unwrapped too: a sync decorator (functools.wraps) around an `async def` still returns a coroutine.
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)):
-        return True
-    # An object with an `async def __call__` is awaited too.
-    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
-
-
-def _cannot_take(fn: Callable[..., Any], arity: int) -> tuple[str, str] | None:
-    """`fn`'s signature and why it cannot take `arity` positional arguments, or None if it can."""
-    func = getattr(fn, "__func__", None)  # a bound method: its function, which also takes `self`
-    if func is not None:
-        return _function_cannot_take(func, arity + 1)
-    if inspect.isfunction(fn):
-        return _function_cannot_take(fn, arity)
-    return _signature_problem(fn, arity)
-
-
-@functools.lru_cache(maxsize=4096)  # callbacks given per run repeat their methods: inspect is slow
-def _function_cannot_take(func: Callable[..., Any], arity: int) -> tuple[str, str] | None:
-    return _signature_problem(func, arity)
-
-
-def _signature_problem(fn: Callable[..., Any], arity: int) -> tuple[str, str] | None:
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None  # some builtins have no signature to check: they are called as they are
-    try:
-        signature.bind(*range(arity))
-    except TypeError as e:
-        # Shown without annotations: the names and kinds of the parameters are what is wrong.
-        bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
-        return str(inspect.Signature(bare)), str(e)
-    return None
-
-
 def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
     name = callback_name(obj)
     if isinstance(obj, type):
@@ -382,7 +339,7 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
         noop = base.get(hook.name)
         if noop is not None and getattr(fn, "__func__", None) is noop:
             continue  # Callback's own no-op: skip it, it would only cost time
-        problem = _cannot_take(fn, hook.arity)
+        problem = cannot_take(fn, hook.arity)
         if problem is not None:
             raise CallbackRegistrationError(
                 f"callback {name}: hook {hook.name}{problem[0]} cannot be called as "
@@ -397,70 +354,42 @@ def _resolve(obj: object) -> tuple[object, dict[str, HookImpl]]:
     return obj, hooks
 
 
-def hook_impls(callbacks: Iterable[object], hook: str) -> tuple[HookImpl, ...]:
-    """The implementations of `hook` in a plain list, resolved as `Callbacks.of` resolves them.
+def hook_impls(callbacks: Callbacks | Iterable[object], hook: str) -> tuple[HookImpl, ...]:
+    """The implementations of a declared `hook`, in order: a `Callbacks`' own, or a plain list's.
 
-    The chain helpers take plain lists. A list of instances whose hooks are their class's
-    methods is resolved (and checked) the first time its objects come in that order, as
-    `Callbacks.of` resolves at registration; the last `_LISTS_KEPT` such lists are kept, with
-    their callbacks. An instance of a class seen before reuses what resolving the first one
-    found. Classes (instantiated on every call), modules and instances with hooks of their own
-    are resolved in full each time.
+    A plain list is resolved on every call, as `Callbacks.of` resolves at registration, so what
+    the objects are now is what runs. Resolving an instance of a class seen before costs a dict
+    lookup and a look at the instance's own attributes: its class's hooks were found and checked
+    the first time (`_PLANS`, kept per class), and are bound to it. An instance with an attribute
+    of its own that is a hook (or looks like one), a class (instantiated on every call), a module,
+    or an object whose class looks attributes up its own way is resolved in full each time.
     """
-    objs = callbacks if type(callbacks) is list or type(callbacks) is tuple else tuple(callbacks)
-    # Keyed by the objects' ids (kept alive: no other object takes them), one int for one object;
-    # up to three spelt out, as map() costs as much as the rest of the lookup.
-    n = len(objs)
-    if n == 1:
-        key: object = id(objs[0])
-    elif n == 2:
-        key = (id(objs[0]), id(objs[1]))
-    elif n == 3:
-        key = (id(objs[0]), id(objs[1]), id(objs[2]))
-    else:
-        key = tuple(map(id, objs))
-    try:
-        return _LISTS[key][hook]
-    except KeyError:
-        pass
-    objs = tuple(objs)
+    if type(callbacks) is Callbacks or isinstance(callbacks, Callbacks):
+        return callbacks._hooks.get(hook, ())  # none: made before the hook was declared
     impls: list[HookImpl] = []
-    stable = True
-    for obj in objs:
+    for obj in callbacks:
         plan = _PLANS.get(type(obj))
-        if plan is None or not _plain(obj):
-            instance, hooks = _resolve(obj)
-            if plan is None and instance is obj:
-                _learn(obj, hooks)
-            stable = stable and instance is obj and type(obj) in _PLANS and _plain(obj)
-            impl = hooks.get(hook)
+        own = getattr(obj, "__dict__", None)
+        if plan is None or (own and not _plain(own)):
+            impl = _resolve_hook(obj, hook)
             if impl is not None:
                 impls.append(impl)
         elif (entry := plan.get(hook)) is not None:
             impls.append((entry[0].__get__(obj), entry[1], obj))
-    found = tuple(impls)
-    if stable:
-        if key not in _LISTS:
-            if len(_LISTS) >= _LISTS_KEPT:
-                _LISTS.clear()
-                _KEPT.clear()
-            _LISTS[key] = {}
-            _KEPT[key] = objs
-        _LISTS[key][hook] = found
-    return found
+    return tuple(impls)
 
 
-_LISTS_KEPT = 256
-_LISTS: dict[object, dict[str, tuple[HookImpl, ...]]] = {}
-"""Plain lists resolved before, by their objects' ids: what was found for each hook asked for."""
-_KEPT: dict[object, tuple[object, ...]] = {}
-"""The objects of the lists in `_LISTS`, kept alive so that no other object takes their ids."""
+def _resolve_hook(obj: object, hook: str) -> HookImpl | None:
+    """`obj`'s implementation of `hook`, resolved in full; its class's hooks learnt if they can be."""
+    instance, hooks = _resolve(obj)
+    if instance is obj and type(obj) not in _PLANS:
+        _learn(obj, hooks)
+    return hooks.get(hook)
 
 
-def _plain(obj: object) -> bool:
-    """Whether `obj`'s own attributes (if it has any) can neither be a hook nor look like one."""
-    own = getattr(obj, "__dict__", None)
-    return not own or not any(name in _declared or _misspelt(name) for name in own)
+def _plain(own: Mapping[str, object]) -> bool:
+    """Whether an instance's own attributes `own` can neither be a hook nor look like one."""
+    return not any(name in _declared or _misspelt(name) for name in own)
 
 
 def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
@@ -470,7 +399,7 @@ def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
         isinstance(obj, ModuleType)
         or kind.__getattribute__ is not object.__getattribute__
         or hasattr(kind, "__getattr__")
-        or not _plain(obj)
+        or not _plain(getattr(obj, "__dict__", {}))
     ):
         return
     plan: dict[str, tuple[Callable[..., Any], bool]] = {}

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from adk.events import Data, LlmResponse, Message, ToolDeclaration, _new
+from adk.data import Data
+from adk.events import LlmResponse, Message, ToolDeclaration
 
-__all__ = ["LlmRequest", "Model"]
+__all__ = ["CHARS_PER_TOKEN", "LlmRequest", "Model", "estimate_tokens", "new_request"]
+
+CHARS_PER_TOKEN = 4
+"""The character rule: a token is about four characters of English text or JSON (OpenAI's rule of
+thumb); each message costs `MESSAGE_TOKENS` more for its role and separators."""
+MESSAGE_TOKENS = 4
+
+_new = object.__new__
 
 
 @dataclass(slots=True, kw_only=True)
@@ -26,9 +35,43 @@ class LlmRequest(Data):
     max_tokens: int | None = None
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
+    usage_anchor: tuple[int, Message] | None = None
+    """What the model reported for one of its past responses in `messages`: the tokens of the
+    request it answered plus its answer's (prompt + completion), and that answer's message. Set
+    by the agent from the session (`Session.history`); `estimated_tokens` counts up to it as reported."""
+
+    @property
+    def estimated_tokens(self) -> int:
+        """How many tokens this request costs the model's context: what the model reported up to
+        `usage_anchor`'s message, and, for the messages after it (or all, without one), the
+        instruction and the tools, the character rule (`CHARS_PER_TOKEN`)."""
+        anchor = self.usage_anchor
+        messages = self.messages
+        if anchor is not None:
+            tokens, message = anchor
+            for i in range(len(messages) - 1, -1, -1):
+                if messages[i] is message:
+                    return tokens + estimate_tokens(messages[i + 1 :])
+        return estimate_tokens(messages, self.instruction, self.tools)
 
 
-def _request(
+def estimate_tokens(
+    messages: Sequence[Message], instruction: str = "", tools: Sequence[ToolDeclaration] = ()
+) -> int:
+    """The character rule's count of `messages`, an `instruction` and `tools`' declarations: their
+    characters over `CHARS_PER_TOKEN`, rounded up, plus `MESSAGE_TOKENS` a message."""
+    chars = len(instruction)
+    for message in messages:
+        chars += len(message.content)
+        for call in message.tool_calls:
+            chars += len(call.function.name) + len(call.function.arguments)
+    for tool in tools:
+        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+    count = len(messages) + (1 if instruction else 0)
+    return -(-chars // CHARS_PER_TOKEN) + MESSAGE_TOKENS * count
+
+
+def new_request(
     instruction: str,
     messages: list[Message],
     tools: list[ToolDeclaration],
@@ -47,6 +90,7 @@ def _request(
     request.max_tokens = None
     request.tool_choice = None
     request.response_format = response_format
+    request.usage_anchor = None
     return request
 
 

@@ -9,6 +9,7 @@ as they are made.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import math
 import os
@@ -22,6 +23,7 @@ import openai
 from adk.errors import (
     AuthenticationError,
     BadRequestError,
+    ContextOverflowError,
     ModelConnectionError,
     ModelError,
     ModelTimeoutError,
@@ -29,7 +31,9 @@ from adk.errors import (
     ServerError,
     StreamInterruptedError,
 )
-from adk.events import Choice, FunctionCall, LlmResponse, Message, ToolCall, Usage, new_id
+from adk.events import LlmResponse, Message
+from adk.limits.timeouts import positive
+from adk.models._answers import StreamedAnswer, complete_answer
 from adk.models._redact import PIECE, Redactor, redact_logs
 from adk.models.base import LlmRequest
 
@@ -53,6 +57,8 @@ class OpenAIModel:
     `json_object` with the schema beside it, the form llama-cpp-python's server takes (it refuses
     `json_schema`). `stream_usage` asks
     streams for token counts (`stream_options`); turn it off for a server that rejects the option.
+    `timeout` (120 s, not the SDK's 600 s) bounds each request's wait for the server (a
+    `ModelTimeoutError`, transient); `RetryPolicy(attempt_timeout=)` bounds a whole attempt.
     """
 
     def __init__(
@@ -62,7 +68,7 @@ class OpenAIModel:
         base_url: str | None = None,
         api_key: str | None = None,
         http_client: httpx.AsyncClient | None = None,
-        timeout: float = 600.0,
+        timeout: float = 120.0,
         temperature: float | None = None,
         max_tokens: int | None = None,
         tool_choice: str | dict[str, Any] | None = None,
@@ -86,7 +92,7 @@ class OpenAIModel:
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
-            timeout=timeout,
+            timeout=positive(timeout, f"OpenAIModel({model!r}): timeout"),
             max_retries=0,  # tenacity, through the recovery callbacks, is the only retry layer
             # The SDK accepts an httpx client although newer versions annotate another HTTP library.
             http_client=http_client,  # type: ignore[arg-type,unused-ignore]
@@ -94,16 +100,10 @@ class OpenAIModel:
         url = httpx.URL(str(self._client.base_url))
         # For messages and reprs: without any credentials written into the URL.
         self._base_url = str(url.copy_with(userinfo=b"")).rstrip("/")
-        # Masked everywhere, a short key or password would mangle ordinary words: a key that short
-        # is a placeholder anyway (vLLM's "EMPTY", Ollama's "ollama"), and a short password is
-        # masked where it stands in a URL, as part of `user:password@`.
-        secrets = [s for s in (self._secret or "", url.password) if len(s) >= PIECE]
-        if url.userinfo:
-            secrets.append(url.userinfo.decode("ascii", "replace") + "@")
-        self._redact = Redactor(secrets)
+        self._redact = _redactor(self._secret, url)
         """Masks the key and the URL's credentials in everything taken from the server and in errors."""
         if self._redact:
-            redact_logs(self, self._redact.secrets)
+            redact_logs(self, self._redact)
         self._settings = {
             name: value
             for name, value in (
@@ -172,21 +172,11 @@ class OpenAIModel:
         return body
 
     async def _complete(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
-        clean = self._redact
         stage = _REQUEST
         try:
             data: Any = await self._client.post(_PATH, body=body, cast_to=object)
             stage = _RESPONSE
-            choice = data["choices"][0]
-            message = choice["message"]
-            response = _response(
-                _optional(clean, data.get("id")),
-                clean(data.get("model") or body["model"]),
-                clean(message.get("content") or ""),
-                [_tool_call(c.get("id"), c.get("function"), clean) for c in message.get("tool_calls") or ()],
-                _optional(clean, choice.get("finish_reason")),
-                _usage(data.get("usage")),
-            )
+            response = complete_answer(data, body["model"], self._redact)
         except Exception as e:
             failure = self._error(e, stage)
         else:
@@ -195,15 +185,8 @@ class OpenAIModel:
         raise failure  # outside the handler, so that the raw error is not its __context__
 
     async def _stream(self, body: dict[str, Any]) -> AsyncIterator[LlmResponse]:
-        clean = self._redact
         stage = _REQUEST
-        response_id = raw_id = ""
-        model = raw_model = body["model"]
-        deltas: list[str] = []
-        calls: dict[int, _CallParts] = {}
-        finish_reason: str | None = None
-        usage: Usage | None = None
-        chunks = 0
+        answer = StreamedAnswer(body["model"], self._redact)
         try:
             stream = await self._client.post(
                 _PATH, body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
@@ -212,43 +195,16 @@ class OpenAIModel:
             async with stream:  # closes the response however the loop ends
                 chunk: Any
                 async for chunk in stream:
-                    chunks += 1
-                    if (value := chunk.get("id")) and value != raw_id:  # the same in every chunk, mostly
-                        raw_id, response_id = value, clean(value)
-                    if (value := chunk.get("model")) and value != raw_model:
-                        raw_model, model = value, clean(value)
-                    if chunk.get("usage"):
-                        usage = _usage(chunk["usage"])
-                    if not chunk.get("choices"):
-                        continue
-                    choice = chunk["choices"][0]
-                    delta = choice.get("delta") or {}
-                    if content := delta.get("content"):
-                        content = clean(content)
-                        deltas.append(content)
-                        yield LlmResponse.chunk(content, id=response_id, model=model)
-                    for position, part in enumerate(delta.get("tool_calls") or ()):
-                        index = part.get("index")
-                        if index is None:
-                            index = position
-                        parts = calls.get(index)
-                        if parts is None:
-                            parts = calls[index] = _CallParts()
-                        if piece := parts.add(part.get("id"), part.get("function")):
-                            function = FunctionCall(name=clean(parts.name), arguments=clean(piece))
-                            call = ToolCall(id=clean(parts.id or ""), function=function)
-                            yield LlmResponse.chunk("", call, id=response_id, model=model)
-                    if choice.get("finish_reason"):
-                        finish_reason = choice["finish_reason"]
-            if finish_reason is None:
-                problem = f"the stream ended without a finish reason after {chunks} chunk(s)"
+                    for partial in answer.add(chunk):
+                        yield partial
+            if answer.finish_reason is None:
+                problem = f"the stream ended without a finish reason after {answer.chunks} chunk(s)"
                 raise self._fail(StreamInterruptedError, problem)
-            # Pieces of a secret split across chunks are too short to mask alone: join, then mask.
-            tool_calls = [calls[i].tool_call(clean) for i in sorted(calls)]
-            content = clean("".join(deltas))
-            response = _response(response_id, model, content, tool_calls, clean(finish_reason), usage)
+            for partial in answer.tails():
+                yield partial
+            response = answer.response()
         except Exception as e:
-            failure = self._error(e, stage, chunks)
+            failure = self._error(e, stage, answer.chunks)
         else:
             yield response
             return
@@ -302,47 +258,63 @@ class OpenAIModel:
             if isinstance(error, openai.APIError):  # an error event inside a stream
                 return fail(ServerError, f"the server reported an error: {_detail(error)}", error)
             return fail(ModelError, str(error), error)
+        return self._status_error(error)
+
+    def _status_error(self, error: openai.APIStatusError) -> ModelError:
+        """The adk error for an HTTP error status the server answered with."""
         status = error.status_code
         detail = _detail(error)
+        kind: type[ModelError] = BadRequestError
+        text = f"the request was rejected (HTTP {status}): {detail}"
+        retry_after = None
         if status == 401:
             problem = (
-                "the server requires an API key and none was given"
-                if self._secret is None
-                else "the server refused the API key"
+                "requires an API key and none was given" if self._secret is None else "refused the API key"
             )
             # The server's own text is left out: it may quote part of the key.
-            return fail(
+            kind, text = (
                 AuthenticationError,
-                f"{problem} (HTTP 401); pass api_key= or set OPENAI_API_KEY",
-                error,
-                status_code=status,
+                f"the server {problem} (HTTP 401); pass api_key= or set OPENAI_API_KEY",
             )
-        if status == 403:
-            return fail(
-                AuthenticationError,
-                f"the API key is not allowed to do this (HTTP 403): {detail}",
-                error,
-                status_code=status,
-            )
-        if status == 429:
+        elif status == 403:
+            kind, text = AuthenticationError, f"the API key is not allowed to do this (HTTP 403): {detail}"
+        elif status == 429:
             retry_after = _retry_after(error.response.headers)
             hint = "" if retry_after is None else f", retry after {retry_after:g}s"
-            return fail(
-                RateLimitError,
-                f"rate limited (HTTP 429{hint}): {detail}",
-                error,
-                status_code=status,
-                retry_after=retry_after,
+            kind, text = RateLimitError, f"rate limited (HTTP 429{hint}): {detail}"
+        elif status == 408:
+            kind, text = ModelTimeoutError, f"the server timed out (HTTP 408): {detail}"
+        elif status >= 500:
+            kind, text = ServerError, f"server error (HTTP {status}): {detail}"
+        elif _overflows(error, detail):
+            kind, text = (
+                ContextOverflowError,
+                f"the request is longer than the model's context (HTTP {status}): {detail}",
             )
-        if status == 408:
-            return fail(
-                ModelTimeoutError, f"the server timed out (HTTP 408): {detail}", error, status_code=status
-            )
-        if status >= 500:
-            return fail(ServerError, f"server error (HTTP {status}): {detail}", error, status_code=status)
-        return fail(
-            BadRequestError, f"the request was rejected (HTTP {status}): {detail}", error, status_code=status
-        )
+        return self._fail(kind, text, error, status_code=status, retry_after=retry_after)
+
+
+def _redactor(key: str | None, url: httpx.URL) -> Redactor:
+    """The key and the base URL's credentials, in every form they travel in or a server may echo.
+
+    httpx sends `user:password` of a URL as `Authorization: Basic base64(user:password)` (in place
+    of the SDK's Bearer key). Masked with their pieces: the key; the password (the user name if
+    there is none: a token written as `https://TOKEN@host`), decoded and percent-encoded as in the
+    URL; the Basic token. Masked whole only, as their pieces hold the user's name: `user:password@`
+    as in the URL, and `user:password` decoded. A key or password shorter than `PIECE` is not
+    masked alone: masked everywhere it would mangle ordinary words, and a key that short is a
+    placeholder anyway (vLLM's "EMPTY", Ollama's "ollama").
+    """
+    secrets: list[str] = [key or ""]
+    wholes: list[str] = []
+    if url.userinfo:
+        written = url.userinfo.decode("ascii", "replace")
+        user, _, password = written.partition(":")
+        plain = f"{url.username}:{url.password}"
+        secrets += (url.password or url.username, password or user)
+        secrets.append(base64.b64encode(plain.encode()).decode("ascii"))
+        wholes += (written + "@", plain if len(plain) >= PIECE else "")
+    return Redactor([s for s in secrets if len(s) >= PIECE], wholes)
 
 
 class _Redacted(Exception):
@@ -377,67 +349,33 @@ def _origin(error: BaseException) -> BaseException | None:
     return error.__cause__ or (None if error.__suppress_context__ else error.__context__)
 
 
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+"""The error codes and types of a request too long for the model: OpenAI's (vLLM's), llama.cpp's."""
+_OVERFLOW_TEXTS = (
+    "exceeds the available context size",  # llama.cpp's server
+    "exceed context window",  # llama-cpp-python's: "Requested tokens (n) exceed context window of m"
+    "maximum context length",  # OpenAI's and vLLM's: "This model's maximum context length is n tokens"
+)
+
+
+def _overflows(error: openai.APIStatusError, detail: str) -> bool:
+    """Whether a refused request was refused for its length: by the error's code or type, else by
+    the server's words (servers that give neither code)."""
+    body = error.body
+    if isinstance(body, Mapping) and (
+        body.get("code") in _OVERFLOW_CODES or body.get("type") in _OVERFLOW_CODES
+    ):
+        return True
+    text = detail.lower()
+    return any(words in text for words in _OVERFLOW_TEXTS)
+
+
 def _detail(error: openai.APIError) -> str:
     """The server's explanation of `error` (the caller masks it)."""
     body = error.body
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
         return str(body["message"])
     return error.message if body is None else str(body)
-
-
-class _CallParts:
-    """One streamed tool call, put together from its chunks."""
-
-    __slots__ = ("arguments", "id", "name")
-
-    def __init__(self) -> None:
-        self.id: str | None = None
-        self.name = ""
-        self.arguments: list[str] = []
-
-    def add(self, id: str | None, function: dict[str, Any] | None) -> str | None:
-        """Take in one chunk's part of the call; return the piece of arguments it brought, if any."""
-        if self.id is None:
-            self.id = id or ToolCall.of("").id  # minted once, so that every piece and the call agree
-        if not function:
-            return None
-        name = function.get("name")
-        # Some servers (llama.cpp) repeat the whole name in every chunk instead of streaming it once.
-        if name and name != self.name:
-            self.name += name
-        arguments = function.get("arguments")
-        if arguments:
-            self.arguments.append(arguments)
-        return arguments or None
-
-    def tool_call(self, clean: Redactor) -> ToolCall:
-        return _tool_call(self.id, {"name": self.name, "arguments": "".join(self.arguments)}, clean)
-
-
-def _tool_call(id: str | None, function: dict[str, Any] | None, clean: Redactor) -> ToolCall:
-    """A tool call as sent (a fresh id if it has none); arguments that are not JSON pass through
-    for the runtime to report, and no argument text at all means no arguments."""
-    function = function or {}
-    name = clean(function.get("name") or "")
-    return ToolCall.of(name, clean(function.get("arguments") or "{}"), _optional(clean, id))
-
-
-def _optional(clean: Redactor, text: str | None) -> str | None:
-    return None if text is None else clean(text)
-
-
-def _response(
-    id: str | None,
-    model: str,
-    content: str,
-    tool_calls: list[ToolCall],
-    finish_reason: str | None,
-    usage: Usage | None,
-) -> LlmResponse:
-    """A complete response, streamed or not; a fresh id if the server gave none."""
-    message = Message.assistant(content, tool_calls)
-    choice = Choice(message=message, finish_reason=finish_reason)
-    return LlmResponse(id=id or new_id(), model=model, choices=[choice], usage=usage, done=True)
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -460,24 +398,6 @@ def _message(message: Message) -> dict[str, Any]:
             }
         case _:
             return {"role": message.role, "content": message.content}
-
-
-def _usage(usage: dict[str, Any] | None) -> Usage | None:
-    if not usage:
-        return None
-    return Usage(
-        prompt_tokens=_count(usage, "prompt_tokens"),
-        completion_tokens=_count(usage, "completion_tokens"),
-        total_tokens=_count(usage, "total_tokens"),
-    )
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    """A token count of `usage`: 0 if absent; a value that is not a count is refused, unquoted."""
-    value = usage.get(key) or 0
-    if type(value) is not int:
-        raise TypeError(f"usage {key}: expected an integer, got {type(value).__name__}")
-    return value
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

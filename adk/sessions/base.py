@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from adk.errors import SessionBusyError, StaleSessionError
-from adk.events import Event, Message
+from adk.errors import SessionBusyError, StaleSessionError, UnconfirmedAppendError
+from adk.events import Event, Message, ObjectType
 
 __all__ = [
     "APP_PREFIX",
@@ -37,10 +37,12 @@ __all__ = [
     "apply_event",
     "apply_state_delta",
     "busy",
+    "event_json",
     "merge_scopes",
     "missing_session",
     "split_delta",
     "stale",
+    "unconfirmed",
 ]
 
 USER_PREFIX = "user:"
@@ -106,7 +108,11 @@ class Session:
 
 @dataclass(slots=True, eq=False)
 class History:
-    """The messages of one branch, as far as the session's events have been read."""
+    """The messages of one branch, as far as the session's events have been read.
+
+    A `compaction` event on the branch starts it again: its summary, then the messages of the
+    events it kept (from its `Compacted.kept_from`); the events before stay in the session.
+    """
 
     messages: list[Message] = field(default_factory=list)
     read: int = 0
@@ -115,6 +121,11 @@ class History:
     """The last event read: if it is no longer there, the events were replaced and are read again."""
     unanswered: dict[str, str] = field(default_factory=dict)
     """Tool calls (id -> tool name) of the last assistant message that have no result yet."""
+    compaction: Event | None = None
+    """The last `compaction` event read, which the messages start from (None: the session's first)."""
+    anchor: tuple[int, Message] | None = None
+    """The model's own count of the history up to its last response that reported usage, and that
+    response's message (`LlmRequest.usage_anchor`)."""
 
     @classmethod
     def _empty(cls) -> History:
@@ -124,12 +135,13 @@ class History:
         history.read = 0
         history.last = None
         history.unanswered = {}
+        history.anchor = None
+        history.compaction = None
         return history
 
     def update(self, events: list[Event], branch: str) -> list[Message]:
-        read = self.read
-        if read > len(events) or (read and events[read - 1] is not self.last):
-            self.messages, read, self.unanswered = [], 0, {}
+        """The messages after reading the events added since the last call."""
+        read = self._start(events)
         if read == len(events):
             return self.messages
         messages = self.messages
@@ -139,6 +151,11 @@ class History:
                 continue
             b = event.branch
             if b and b != branch and not branch.startswith(b + "."):
+                continue
+            if event.object == _COMPACTION:
+                self.unanswered = unanswered
+                messages = self._compacted(events, event, branch)
+                unanswered = self.unanswered
                 continue
             for choice in event.choices:
                 message = choice.message
@@ -157,13 +174,44 @@ class History:
                         unanswered = {}
                     if message.tool_calls:
                         unanswered = {c.id: c.function.name for c in message.tool_calls}
+                    if event.usage is not None:
+                        usage = event.usage
+                        self.anchor = (usage.prompt_tokens + usage.completion_tokens, message)
                 messages.append(message)
         self.unanswered = unanswered
         self.read = len(events)
         self.last = events[-1]
         return messages
 
+    def _start(self, events: list[Event]) -> int:
+        """How many of `events` were read; none, and the history emptied, if they were replaced."""
+        read = self.read
+        if read > len(events) or (read and events[read - 1] is not self.last):
+            self.messages, read, self.unanswered, self.anchor, self.compaction = [], 0, {}, None, None
+        return read
 
+    def _compacted(self, events: list[Event], compaction: Event, branch: str) -> list[Message]:
+        """Start again at `compaction`: its summary, then the messages of the events it kept
+        (a new list: the old one may be a run's view of its past, and stays as it was)."""
+        at = len(events) - 1
+        while events[at] is not compaction:
+            at -= 1
+        kept_from = next((d.kept_from for d in compaction.decisions if d.kind == "compacted"), "")
+        start = at
+        while kept_from and start > 0 and events[start - 1].id != kept_from:
+            start -= 1
+        kept = History._empty()
+        if kept_from and start > 0:  # earlier compactions among them were folded into this one
+            kept.update([e for e in events[start - 1 : at] if e.object != _COMPACTION], branch)
+        summary = [c.message for c in compaction.choices if c.message is not None]
+        self.messages = summary + kept.messages
+        self.unanswered = kept.unanswered
+        self.anchor = None  # the model's counts were of the history before the compaction
+        self.compaction = compaction
+        return self.messages
+
+
+_COMPACTION = ObjectType.COMPACTION
 _INTERRUPTED = "Error: the run was stopped before this call returned"
 
 
@@ -250,7 +298,8 @@ class SessionService(Protocol):
 
         A partial event is ignored. Raises LookupError if the session is not in the store,
         `StaleSessionError` if the store has events `session` has not seen, and
-        `SessionBusyError` if another owner holds the session's lease.
+        `SessionBusyError` if another owner holds the session's lease; any error means the event
+        was not stored, but `UnconfirmedAppendError` (it may be).
         """
         ...
 
@@ -306,6 +355,44 @@ def stale(session: Session, stored: int) -> StaleSessionError:
     )
 
 
+def unconfirmed(
+    session: Session, event: Event, lost: BaseException, asking: BaseException
+) -> UnconfirmedAppendError:
+    """The error for an append whose answer `lost` went missing, and the question after it too."""
+    seq = session.last_seq + 1
+    return UnconfirmedAppendError(
+        f"cannot tell whether event {event.id} ({event.object}) was stored as number {seq} of session"
+        f" {session.id!r} of user {session.user_id!r}: events up to number {seq - 1} are stored;"
+        f" the store's answer was lost ({_line(lost)}) and it could not be asked since ({_line(asking)})",
+        event_id=event.id,
+        seq=seq,
+    )
+
+
+def _line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
 def busy(user_id: str, session_id: str) -> SessionBusyError:
     """The error for a session whose lease another run holds."""
     return SessionBusyError(f"session {session_id!r} of user {user_id!r} is already running")
+
+
+def event_json(event: Event) -> str:
+    """The event as a stored row's JSON; a state value that JSON cannot hold is a TypeError naming
+    its key (the SQL stores' shared encoding)."""
+    import pydantic_core  # with pydantic, loaded by the first store that writes JSON
+
+    try:
+        return event.model_dump_json()
+    except pydantic_core.PydanticSerializationError as e:
+        for key, value in event.actions.state_delta.items():
+            try:
+                pydantic_core.to_json(value)
+            except pydantic_core.PydanticSerializationError:
+                raise TypeError(
+                    f"cannot store event {event.id}: state_delta[{key!r}] holds a {type(value).__name__},"
+                    " which JSON cannot represent"
+                ) from e
+        raise

@@ -17,16 +17,20 @@ from adk.sessions.base import (
     split_delta,
     stale,
 )
+from adk.sessions.budgets import MemoryBudgets
 
-__all__ = ["InMemorySessionService", "immediate"]
+__all__ = ["InMemorySessionService"]
 
 
-class InMemorySessionService:
+class InMemorySessionService(MemoryBudgets):
     """Sessions kept in a dict, keyed by (user id, session id); leases hold within this process.
 
     `get` returns the stored session itself, not a copy: change it only through `append_event`.
     Leases do not expire unless `lease_ttl` is given: no other process can be left waiting for
     a dead one, so runs need not renew them.
+
+    Its coroutines await nothing: each does its work in its first step, so a run's calls to it
+    cost a coroutine each and never a turn of the event loop (docs/decisions.md).
     """
 
     def __init__(self, *, lease_ttl: float = math.inf) -> None:
@@ -62,9 +66,6 @@ class InMemorySessionService:
         return None if session is None else self._fresh(session)
 
     async def append_event(self, session: Session, event: Event) -> None:
-        self._append(session, event)
-
-    def _append(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
         key = (session.user_id, session.id)
@@ -106,9 +107,6 @@ class InMemorySessionService:
     async def acquire(
         self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
     ) -> Session:
-        return self._acquire(user_id, session_id, owner, takeover)
-
-    def _acquire(self, user_id: str, session_id: str, owner: str, takeover: str | None) -> Session:
         key = (user_id, session_id)
         held = self._leases.get(key)
         if held is not None and held[0] != takeover and self._held_by_other(key, owner):
@@ -136,9 +134,6 @@ class InMemorySessionService:
         self._leases[key] = (session.lease, time.monotonic() + self.lease_ttl)
 
     async def release(self, session: Session) -> None:
-        self._release(session)
-
-    def _release(self, session: Session) -> None:
         key = (session.user_id, session.id)
         held = self._leases.get(key)
         if held is not None and held[0] == session.lease:
@@ -148,20 +143,3 @@ class InMemorySessionService:
     def _held_by_other(self, key: tuple[str, str], owner: str | None) -> bool:
         held = self._leases.get(key)
         return held is not None and held[0] != owner and held[1] > time.monotonic()
-
-
-_ACQUIRE = InMemorySessionService.acquire
-_APPEND = InMemorySessionService.append_event
-_RELEASE = InMemorySessionService.release
-
-
-def immediate(store: object) -> InMemorySessionService | None:
-    """`store` if it is an in-memory store whose calls a run may make without a coroutine each
-    (through `_acquire`, `_append`, `_release`), else None: one whose class overrides or wraps
-    (a test counting calls) one of those calls is called as any store is."""
-    if not isinstance(store, InMemorySessionService):
-        return None
-    cls = type(store)
-    if cls.acquire is not _ACQUIRE or cls.append_event is not _APPEND or cls.release is not _RELEASE:
-        return None
-    return store

@@ -24,18 +24,21 @@ from adk.sessions.base import (
     Session,
     apply_event,
     busy,
+    event_json,
     missing_session,
     split_delta,
     stale,
+    unconfirmed,
 )
-from adk.sessions.sqlite import _event_json
+from adk.sessions.postgres_budgets import PostgresBudgets
+from adk.sessions.postgres_lease import Renewals
+from adk.sessions.postgres_sql import Statements, prepare
 
 if TYPE_CHECKING:
     import asyncpg
 
 __all__ = ["PostgresSessionService"]
 
-_SCHEMA_VERSION = 2
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _BATCH = 500
 _Append = tuple[str, str, int, float, str | None, str | None, str | None, str]
@@ -43,57 +46,7 @@ _Append = tuple[str, str, int, float, str | None, str | None, str | None, str]
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
-def _schema(s: str) -> list[str]:
-    return [
-        f"CREATE TABLE {s}.schema_version (version integer NOT NULL)",
-        # state: JSONB, merged by the server (`||`, `-`); lease_expires on the server's clock.
-        f"""CREATE TABLE {s}.sessions (
-            pk bigserial PRIMARY KEY,
-            user_id text NOT NULL,
-            id text NOT NULL,
-            state jsonb NOT NULL DEFAULT '{{}}',
-            updated_at double precision NOT NULL,
-            last_seq bigint NOT NULL DEFAULT 0,
-            lease_owner text,
-            lease_expires timestamptz NOT NULL DEFAULT '-infinity',
-            UNIQUE (user_id, id)
-        )""",
-        f"CREATE INDEX sessions_by_user ON {s}.sessions (user_id, pk)",
-        # event: json, not jsonb: the text comes back as written, and JSONB cannot hold U+0000.
-        f"""CREATE TABLE {s}.events (
-            session bigint NOT NULL REFERENCES {s}.sessions (pk) ON DELETE CASCADE,
-            seq bigint NOT NULL,
-            event json NOT NULL,
-            PRIMARY KEY (session, seq)
-        )""",
-        *_scoped_state(s),
-        f"INSERT INTO {s}.schema_version VALUES ({_SCHEMA_VERSION})",
-    ]
-
-
-def _scoped_state(s: str) -> list[str]:
-    """The table of the `user:` state of each user (scope 'user', owner: the user id) and of the
-    `app:` state (scope 'app', owner ''); version 2 added it."""
-    return [
-        f"""CREATE TABLE {s}.scoped_state (
-            scope text NOT NULL,
-            owner text NOT NULL,
-            state jsonb NOT NULL,
-            PRIMARY KEY (scope, owner)
-        )""",
-    ]
-
-
-def _with_scopes(s: str, state: str, user: str) -> str:
-    """SQL for a session's `state` with the current `app:` and `user:` state of `user` merged in."""
-    return (
-        f"({state} || coalesce((SELECT state FROM {s}.scoped_state WHERE scope = 'app' AND owner = ''),"
-        f" '{{}}') || coalesce((SELECT state FROM {s}.scoped_state WHERE scope = 'user' AND owner = {user}),"
-        " '{}'))::text"
-    )
-
-
-class PostgresSessionService:
+class PostgresSessionService(PostgresBudgets):
     """Sessions in PostgreSQL at `url` (`postgresql://user:password@host:port/database`).
 
     Connects on first use. `schema` names the PostgreSQL schema that holds adk's tables (a
@@ -134,38 +87,11 @@ class PostgresSessionService:
         self._pool: asyncpg.Pool | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening = asyncio.Lock()
-        s = schema
-        self._sql_session = (
-            f"SELECT {_with_scopes(s, 'state', 'user_id')}, updated_at,"
-            f" (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
-            f" FROM {s}.events WHERE session = pk)::text FROM {s}.sessions"
-        )
-        self._sql_acquire = (
-            f"WITH t AS (INSERT INTO {s}.sessions (user_id, id, updated_at, lease_owner, lease_expires)"
-            f" VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 second')"
-            f" ON CONFLICT (user_id, id) DO UPDATE SET lease_owner = excluded.lease_owner,"
-            f" lease_expires = excluded.lease_expires WHERE sessions.lease_owner IS NULL"
-            f" OR sessions.lease_owner IN ($4, $6) OR sessions.lease_expires <= clock_timestamp()"
-            f" RETURNING pk, state, updated_at)"
-            f" SELECT {_with_scopes(s, 'state', '$1')}, updated_at,"
-            f" (SELECT coalesce(json_agg(event ORDER BY seq), '[]')"
-            f" FROM {s}.events WHERE session = t.pk)::text FROM t"
-        )
-        # Appends waiting while others are in flight go together, in one statement (group commit):
-        # each event is applied with its delta, or refused, as if alone.
-        self._sql_append = (
-            f"WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[],"
-            f" $5::jsonb[], $6::jsonb[], $7::text[], $8::json[], $9::int[])"
-            f" AS i (user_id, id, seq, updated_at, changes, deleted, lease, event, n)),"
-            f" t AS (UPDATE {s}.sessions s SET last_seq = s.last_seq + 1, updated_at = i.updated_at,"
-            f" state = CASE WHEN i.changes IS NULL THEN s.state"
-            f" ELSE (s.state || i.changes) - ARRAY(SELECT jsonb_array_elements_text(i.deleted)) END"
-            f" FROM i WHERE s.user_id = i.user_id AND s.id = i.id AND s.last_seq = i.seq"
-            f" AND (s.lease_owner IS NULL OR s.lease_owner = i.lease OR s.lease_expires <= clock_timestamp())"
-            f" RETURNING s.pk, s.last_seq, i.event, i.n),"
-            f" e AS (INSERT INTO {s}.events (session, seq, event) SELECT pk, last_seq, event FROM t)"
-            f" SELECT n FROM t"
-        )
+        self._sql = Statements.of(schema)
+        self._renewals = Renewals(self._connect_alone, self._sql.renew)
+        self._runs: dict[tuple[str, str], tuple[int, Session]] = {}
+        """(user id, session id) -> (row, the session the last run took): the next run reads only
+        the events stored since, so that a turn does not cost more as the session grows."""
         self._waiting: list[tuple[_Append, asyncio.Future[bool]]] = []
         self._flushing = 0
         self._alone = 0
@@ -198,33 +124,8 @@ class PostgresSessionService:
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as e:
             raise ConnectionError(f"{where}: {_reason(e)}") from e
         try:
-            async with pool.acquire() as conn, conn.transaction():
-                # One process creates the schema; the others wait here, then find it made.
-                await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"adk:{self.schema}")
-                await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-                tables = await conn.fetch(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", self.schema
-                )
-                names = {row[0] for row in tables}
-                if "schema_version" not in names:
-                    if names & {"sessions", "events"}:
-                        taken = ", ".join(sorted(names & {"sessions", "events"}))
-                        raise ConnectionError(
-                            f"{where}: schema {self.schema} has tables not made by adk: {taken}"
-                        )
-                    for statement in _schema(self.schema):
-                        await conn.execute(statement)
-                version = await conn.fetchval(f"SELECT max(version) FROM {self.schema}.schema_version")
-                if version == 1:
-                    for statement in _scoped_state(self.schema):
-                        await conn.execute(statement)
-                    await conn.execute(f"INSERT INTO {self.schema}.schema_version VALUES (2)")
-                    version = 2
-                if version != _SCHEMA_VERSION:
-                    raise ConnectionError(
-                        f"{where}: its schema version is {version},"
-                        f" and this adk reads version {_SCHEMA_VERSION}"
-                    )
+            async with pool.acquire() as conn:
+                await prepare(conn, self.schema, where)
         except BaseException:
             await pool.close()
             raise
@@ -248,13 +149,13 @@ class PostgresSessionService:
 
     async def get(self, user_id: str, session_id: str) -> Session | None:
         pool = await self._connect()
-        row = await pool.fetchrow(f"{self._sql_session} WHERE user_id = $1 AND id = $2", user_id, session_id)
+        row = await pool.fetchrow(f"{self._sql.session} WHERE user_id = $1 AND id = $2", user_id, session_id)
         return None if row is None else _session(user_id, session_id, row)
 
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
-        text = _event_json(event)
+        text = event_json(event)
         scoped = split_delta(event.actions.state_delta)
         changes = deleted = None
         if scoped.session:
@@ -270,23 +171,27 @@ class PostgresSessionService:
             text,
         )
         pool = await self._connect()
-        if scoped.user or scoped.app:
-            stored = await self._append_scoped(pool, row, scoped)
+        try:
+            if scoped.user or scoped.app:
+                stored = await self._append_scoped(pool, row, scoped)
+            else:
+                done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+                self._waiting.append((row, done))
+                if self._flushing < self._sizes[1]:
+                    self._flushing += 1
+                    asyncio.get_running_loop().create_task(self._flush(pool))
+                stored = await done
+        except Exception as error:
+            await self._confirm(pool, session, event, error)
         else:
-            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-            self._waiting.append((row, done))
-            if self._flushing < self._sizes[1]:
-                self._flushing += 1
-                asyncio.get_running_loop().create_task(self._flush(pool))
-            stored = await done
-        if not stored:
-            await self._refused(pool, session)
+            if not stored:
+                await self._refused(pool, session, event)
         apply_event(session, event)
 
     async def _append_scoped(self, pool: asyncpg.Pool, row: _Append, scoped: ScopedDelta) -> bool:
         """An append that changes `user:` or `app:` state: alone, in one transaction with those changes."""
         async with pool.acquire() as conn, conn.transaction():
-            if not await conn.fetch(self._sql_append, *([value] for value in row), [0]):
+            if not await conn.fetch(self._sql.append, *([value] for value in row), [0]):
                 return False
             for scope, owner, part in (("user", row[0], scoped.user), ("app", "", scoped.app)):
                 if part:
@@ -326,7 +231,7 @@ class PostgresSessionService:
                 try:
                     columns = [list(c) for c in zip(*(row for row, _ in batch), strict=True)]
                     stored = {
-                        n for (n,) in await pool.fetch(self._sql_append, *columns, list(range(len(batch))))
+                        n for (n,) in await pool.fetch(self._sql.append, *columns, list(range(len(batch))))
                     }
                 except Exception as error:
                     if len(batch) == 1:
@@ -340,21 +245,40 @@ class PostgresSessionService:
         finally:
             self._flushing -= 1
 
-    async def _refused(self, pool: asyncpg.Pool, session: Session) -> None:
-        """Raise why an append changed nothing: a missing session, a stale copy, or another's lease."""
+    async def _refused(self, pool: asyncpg.Pool, session: Session, event: Event) -> None:
+        """Raise why an append changed nothing: a missing session, a stale copy, or another's lease;
+        unless the event is found at its place, stored by an earlier try whose answer was lost."""
         row = await pool.fetchrow(
-            f"SELECT last_seq, lease_owner IS NOT NULL AND lease_owner IS DISTINCT FROM $3"
-            f" AND lease_expires > clock_timestamp() FROM {self.schema}.sessions"
-            " WHERE user_id = $1 AND id = $2",
-            session.user_id,
-            session.id,
-            session.lease,
+            self._sql.check, session.user_id, session.id, session.lease, session.last_seq + 1
         )
         if row is None:
             raise missing_session(f"session store {_redacted(self.url)}", session)
-        if row[0] != session.last_seq:
-            raise stale(session, row[0])
+        last_seq, _, found = row
+        if found == event.id:
+            return
+        if last_seq != session.last_seq:
+            raise stale(session, last_seq)
         raise busy(session.user_id, session.id)
+
+    async def _confirm(self, pool: asyncpg.Pool, session: Session, event: Event, error: Exception) -> None:
+        """After an append failed: return if the event is stored nonetheless (its answer was lost
+        after the commit), raise `error` if it is not, and `UnconfirmedAppendError` if the server
+        cannot be asked. A server that refused the statement rolled it back: nothing to ask."""
+        import asyncpg
+
+        if isinstance(error, asyncpg.PostgresError) and not str(error.sqlstate).startswith(_CUT):
+            raise error
+        args = (session.user_id, session.id)
+        try:
+            async with pool.acquire() as conn:
+                await conn.execute(self._sql.wait, *args)
+                found = await conn.fetchval(
+                    self._sql.check, *args, session.lease, session.last_seq + 1, column=2
+                )
+        except Exception as asking:
+            raise unconfirmed(session, event, error, asking) from error
+        if found != event.id:
+            raise error
 
     async def delete(self, user_id: str, session_id: str) -> None:
         pool = await self._connect()
@@ -373,27 +297,44 @@ class PostgresSessionService:
         self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
     ) -> Session:
         pool = await self._connect()
-        row = await pool.fetchrow(
-            self._sql_acquire, user_id, session_id, time.time(), owner, self.lease_ttl, takeover
-        )
+        key = (user_id, session_id)
+        row_id, kept = self._runs.pop(key, (0, None))
+        if kept is not None and (kept.lease is not None or not kept.events):
+            kept = None  # still held (its release failed), or nothing to save by reading from it
+        seen, last = (kept.last_seq, kept.events[-1].id) if kept is not None else (0, None)
+        args = (time.time(), owner, self.lease_ttl, takeover, row_id, seen, last)
+        row = await pool.fetchrow(self._sql.acquire, user_id, session_id, *args)
         if row is None:
             raise busy(user_id, session_id)
-        session = _session(user_id, session_id, row)
+        state, updated_at, events, after, row_id = row
+        if kept is not None and after == seen:  # the events since the last run
+            session = kept
+            session.events.extend(_EVENTS.validate_json(events))
+            session.state.clear()
+            session.state.update(pydantic_core.from_json(state))
+            session.updated_at = updated_at
+        else:
+            session = _session(user_id, session_id, (state, updated_at, events))
         session.lease = owner
+        if len(self._runs) >= 1024:  # a bound: the oldest are read in full again
+            del self._runs[next(iter(self._runs))]
+        self._runs[key] = (row_id, session)
         return session
 
     async def renew(self, session: Session) -> None:
-        pool = await self._connect()
-        status = await pool.execute(
-            f"UPDATE {self.schema}.sessions SET lease_expires = clock_timestamp() + $4 * interval '1 second'"
-            " WHERE user_id = $1 AND id = $2 AND lease_owner = $3",
-            session.user_id,
-            session.id,
-            session.lease,
-            self.lease_ttl,
-        )
-        if status != "UPDATE 1":
+        await self._connect()  # the event loop's check, and the schema made
+        owner = session.lease
+        if owner is None or not await self._renewals.renew(
+            session.user_id, session.id, owner, self.lease_ttl
+        ):
             raise busy(session.user_id, session.id)
+
+    async def _connect_alone(self) -> asyncpg.Connection:
+        """A connection outside the pool (the renewals')."""
+        import asyncpg
+
+        conn: asyncpg.Connection = await asyncpg.connect(self.url, command_timeout=self.timeout)
+        return conn
 
     async def release(self, session: Session) -> None:
         owner, session.lease = session.lease, None
@@ -411,6 +352,8 @@ class PostgresSessionService:
     async def close(self) -> None:
         """Close the pool's connections; a later call opens a new pool."""
         pool, self._pool, self._loop = self._pool, None, None
+        self._runs.clear()
+        await self._renewals.close()
         if pool is not None:
             await pool.close()
 
@@ -422,6 +365,11 @@ class PostgresSessionService:
 
     def __repr__(self) -> str:
         return f"PostgresSessionService({_redacted(self.url)!r}, schema={self.schema!r})"
+
+
+_CUT = ("08", "57", "58", "XX")
+"""Classes of server errors that cut a connection (or stop the server) rather than refuse a
+statement: one may come after the commit."""
 
 
 def _changes(delta: dict[str, Any]) -> tuple[str, str]:

@@ -29,11 +29,13 @@ from adk.sessions.base import (
     apply_event,
     apply_state_delta,
     busy,
+    event_json,
     merge_scopes,
     missing_session,
     split_delta,
     stale,
 )
+from adk.sessions.sqlite_budgets import SqliteBudgets
 
 __all__ = ["SqliteSessionService"]
 
@@ -81,7 +83,7 @@ _MIGRATIONS = {
 """The statements that take a database from a version to the next."""
 
 
-class SqliteSessionService:
+class SqliteSessionService(SqliteBudgets):
     """Sessions in a SQLite file (or `":memory:"`), through one connection on one thread.
 
     Another instance or process opening the same file sees every committed event and state,
@@ -259,7 +261,7 @@ class SqliteSessionService:
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
-        await self._call(self._append, session, event, _event_json(event))
+        await self._call(self._append, session, event, event_json(event))
         apply_event(session, event)
 
     def _append(self, session: Session, event: Event, text: str) -> None:
@@ -374,19 +376,3 @@ def _scoped(conn: sqlite3.Connection, scope: str, owner: str) -> dict[str, Any]:
     row = conn.execute(query, (scope, owner)).fetchone()
     state: dict[str, Any] = {} if row is None else pydantic_core.from_json(row[0])
     return state
-
-
-def _event_json(event: Event) -> str:
-    """The event as JSON; a state value that JSON cannot hold is a TypeError naming its key."""
-    try:
-        return event.model_dump_json()
-    except pydantic_core.PydanticSerializationError as e:
-        for key, value in event.actions.state_delta.items():
-            try:
-                pydantic_core.to_json(value)
-            except pydantic_core.PydanticSerializationError:
-                raise TypeError(
-                    f"cannot store event {event.id}: state_delta[{key!r}] holds a {type(value).__name__},"
-                    " which JSON cannot represent"
-                ) from e
-        raise

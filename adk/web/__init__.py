@@ -9,75 +9,32 @@ shipped in this package: no CDN, no build step. It needs the `agui` extra.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adk.agui import MAX_BODY, Identity, create_app, is_loopback, refuse_anonymous_public, user_of
-from adk.callbacks.registry import Callbacks
-from adk.callbacks.results import Cont
-from adk.context import ModelContext
-from adk.events import LlmResponse, ObjectType
+from adk.agui import MAX_BODY, Identity, create_app
+from adk.errors import RequestRefused
+from adk.serving import host_check, refuse_anonymous_public, user_of
+from adk.web import timing
 
 if TYPE_CHECKING:
-    from ag_ui.core import BaseEvent
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
+    from starlette.routing import BaseRoute
 
     from adk.agents.base import BaseAgent
-    from adk.agui import TranslateCallback, TranslateContext
+    from adk.agui import TranslateCallback
     from adk.runner import Runner
-    from adk.sessions.base import Session
+    from adk.sessions.base import Session, SessionService
 
-__all__ = ["STATIC", "create_web_app", "serve_web"]
+__all__ = ["STATIC", "create_folder_app", "create_web_app", "serve_web"]
 
 STATIC = Path(__file__).parent / "static"
 """The page's files, shipped in the package."""
 _LISTED = 100
 """How many of a user's sessions the page lists, newest first."""
-
-
-class _ModelTimes:
-    """Times each model call (its `before_model` to its `after_model`, retries included) and adds
-    the seconds to that call's `adk.event` as `latency`.
-
-    Model calls of one branch follow one another, so the time is kept per (invocation, branch)
-    until the branch's next response event carries it.
-    """
-
-    def __init__(self) -> None:
-        self._started: dict[tuple[str, str], float] = {}
-        self._took: dict[tuple[str, str], float] = {}
-
-    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        self._started[ctx.invocation_id, ctx.branch] = time.perf_counter()
-        return Cont(ctx)
-
-    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        started = self._started.pop((ctx.invocation_id, ctx.branch), None)
-        if started is not None:
-            self._took[ctx.invocation_id, ctx.branch] = time.perf_counter() - started
-        return response
-
-    def after_translate(self, event: BaseEvent, ctx: TranslateContext) -> BaseEvent | None:
-        from ag_ui.core import CustomEvent, EventType
-
-        if event.type in (EventType.RUN_FINISHED, EventType.RUN_ERROR):
-            self._forget(ctx.invocation_id)  # what a failed call left
-        if not isinstance(event, CustomEvent) or event.name != "adk.event":
-            return None
-        value: dict[str, Any] = event.value
-        if value["object"] != ObjectType.CHAT_COMPLETION:
-            return None
-        took = self._took.pop((value["invocation_id"], value["branch"]), None)
-        return None if took is None else CustomEvent(name="adk.event", value={**value, "latency": took})
-
-    def _forget(self, invocation_id: str) -> None:
-        for times in (self._started, self._took):
-            for key in [k for k in times if k[0] == invocation_id]:
-                del times[key]
 
 
 def create_web_app(
@@ -86,41 +43,71 @@ def create_web_app(
     identity: Identity | None = None,
     max_body: int = MAX_BODY,
     translate_callbacks: Iterable[TranslateCallback] = (),
+    agents: Sequence[Mapping[str, str]] = (),
+    prefix: str = "",
 ) -> Starlette:
     """The `adk web` app: the page, the AG-UI endpoint at `/agui` and the sessions' JSON endpoints.
 
-    The runner gets one more callback (`_ModelTimes`), so that the page shows each model call's time.
+    Each run gets one more callback (`timing.RunTimes`), so that the page shows each model and
+    tool call's time on its timeline. Served among others (`adk web FOLDER`, adk.web.folder),
+    `agents` lists them all for the page's picker and `prefix` starts the ids of this agent's
+    sessions, so that its list shows its own.
     """
-    from starlette.responses import FileResponse, JSONResponse
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
-
-    times = _ModelTimes()
-    runner.callbacks = runner.callbacks + Callbacks.of([times])
     app = create_app(
         runner,
         path="/agui",
         identity=identity,
         max_body=max_body,
-        translate_callbacks=[*translate_callbacks, times],
+        translate_callbacks=translate_callbacks,
         details=True,
+        run_callbacks=lambda: [timing.RunTimes()],
     )
-    store = runner.session_service
+    about = {**describe(runner.agent), "agents": list(agents), "prefix": prefix}
+    app.router.routes.extend([*page_routes(about), *_routes(runner.session_service, identity, prefix)])
+    return app
+
+
+def describe(agent: BaseAgent) -> dict[str, str]:
+    """An agent as the page names it: its name and what it says it does (its welcome line)."""
+    return {"name": agent.name, "description": agent.description}
+
+
+def page_routes(about: Mapping[str, Any]) -> list[BaseRoute]:
+    """The page, its files, and `GET /api/agent`: what the page shows before any run (`about`)."""
+    from starlette.responses import FileResponse, JSONResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=_NO_CACHE)
+
+    async def agent(request: Request) -> Response:
+        return JSONResponse(about)
+
+    return [
+        Route("/", page, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/api/agent", agent, methods=["GET"]),
+    ]
+
+
+def _routes(store: SessionService, identity: Identity | None, prefix: str) -> list[BaseRoute]:
+    """The JSON endpoints for the sessions of the user `identity` names (those starting with `prefix`)."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
 
     async def user(request: Request) -> str | Response:
-        from adk.agui import _BadInput
-
         try:
             return await user_of(identity, request)
-        except _BadInput as e:
+        except RequestRefused as e:
             return JSONResponse({"detail": e.detail}, status_code=e.status)
 
     async def sessions(request: Request) -> Response:
         user_id = await user(request)
         if not isinstance(user_id, str):
             return user_id
-        ids = (await store.list_sessions(user_id))[-_LISTED:]  # the newest made: a bounded load
-        found = [await store.get(user_id, i) for i in ids]
+        ids = [i for i in await store.list_sessions(user_id) if i.startswith(prefix)]
+        found = [await store.get(user_id, i) for i in ids[-_LISTED:]]  # the newest made: a bounded load
         newest = sorted((s for s in found if s is not None), key=lambda s: s.updated_at, reverse=True)
         listed = [{"id": s.id, "updated_at": s.updated_at, "title": _first_message(s)} for s in newest]
         return JSONResponse(listed)
@@ -136,18 +123,10 @@ def create_web_app(
         events = [e.model_dump(mode="json") for e in found.events]
         return JSONResponse({"id": found.id, "state": found.state, "events": events})
 
-    async def page(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers=_NO_CACHE)
-
-    app.router.routes.extend(
-        [
-            Route("/", page, methods=["GET"]),
-            Mount("/static", StaticFiles(directory=STATIC), name="static"),
-            Route("/api/sessions", sessions, methods=["GET"]),
-            Route("/api/sessions/{session_id:str}", session, methods=["GET"]),
-        ]
-    )
-    return app
+    return [
+        Route("/api/sessions", sessions, methods=["GET"]),
+        Route("/api/sessions/{session_id:str}", session, methods=["GET"]),
+    ]
 
 
 _NO_CACHE = {"cache-control": "no-store"}
@@ -158,8 +137,31 @@ def _first_message(session: Session) -> str:
     return next((e.content[:80] for e in session.events if e.author == "user" and e.message), "")
 
 
+def create_folder_app(
+    runners: Mapping[str, Runner], *, identity: Identity | None = None, max_body: int = MAX_BODY
+) -> Starlette:
+    """Several agents' pages (`adk web FOLDER`): each agent's app under `/agents/<name>/`, and at
+    `/` a page to pick one. Each lists only its own sessions (their ids start with `<name>-`)."""
+    from urllib.parse import quote
+
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    agents = [
+        {**describe(r.agent), "name": name, "url": f"agents/{quote(name)}/"} for name, r in runners.items()
+    ]
+    mounts: list[BaseRoute] = [
+        Mount(
+            f"/agents/{quote(name)}",
+            create_web_app(runner, identity=identity, max_body=max_body, agents=agents, prefix=f"{name}-"),
+        )
+        for name, runner in runners.items()
+    ]
+    return Starlette(routes=[*page_routes({"name": "", "description": "", "agents": agents}), *mounts])
+
+
 def serve_web(
-    agent_or_runner: BaseAgent | Runner,
+    agent_or_runner: BaseAgent | Runner | Mapping[str, Runner],
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
@@ -170,17 +172,18 @@ def serve_web(
 ) -> None:
     """Serve the `adk web` app with uvicorn, on loopback unless there is an identity (as `serve`).
 
-    On an IPv4 loopback address, only requests naming this host are answered, so that a web page
-    elsewhere cannot reach the server through DNS rebinding; `allowed_hosts` adds names.
+    On loopback, only requests naming a loopback host or one of `allowed_hosts` are answered, so
+    that a web page elsewhere cannot reach the server through DNS rebinding (adk.serving). Given
+    several runners by name, it serves them all, with a page to pick one (`create_folder_app`).
     """
     refuse_anonymous_public(host, identity, insecure_anonymous)
     import uvicorn
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from adk.runner import Runner
 
-    runner = agent_or_runner if isinstance(agent_or_runner, Runner) else Runner(agent_or_runner)
-    app: Any = create_web_app(runner, identity=identity, max_body=max_body)
-    if is_loopback(host) and ":" not in host:  # starlette cannot read an IPv6 Host header
-        app = TrustedHostMiddleware(app, allowed_hosts=[host, "127.0.0.1", "localhost", *allowed_hosts])
-    uvicorn.run(app, host=host, port=port)
+    if isinstance(agent_or_runner, Mapping):
+        app = create_folder_app(agent_or_runner, identity=identity, max_body=max_body)
+    else:
+        runner = agent_or_runner if isinstance(agent_or_runner, Runner) else Runner(agent_or_runner)
+        app = create_web_app(runner, identity=identity, max_body=max_body)
+    uvicorn.run(host_check(app, host, allowed_hosts), host=host, port=port)

@@ -23,9 +23,8 @@ from adk import (
     Raise,
     Runner,
     SequentialAgent,
-    output_of,
-    output_response,
 )
+from adk.agents import output_of, output_response
 from adk.errors import OutputTypeError, OutputValidationError
 from adk.events import Event, Message
 from adk.recovery import Testing

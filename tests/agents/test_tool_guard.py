@@ -16,22 +16,10 @@ from typing import Any
 import pytest
 import tenacity
 
-from adk import (
-    Cont,
-    Fallback,
-    Halt,
-    LlmAgent,
-    LlmResponse,
-    Raise,
-    Retry,
-    RetryPolicy,
-    Runner,
-    ToolArgumentsError,
-    ToolCall,
-    ToolContext,
-    ToolNotFoundError,
-)
+from adk import Cont, Fallback, Halt, LlmAgent, LlmResponse, Raise, Retry, RetryPolicy, Runner, ToolContext
 from adk.callbacks.decisions import FellBack, Halted, Retried
+from adk.errors import ToolArgumentsError, ToolNotFoundError
+from adk.events import ToolCall
 from adk.recovery import Testing
 from adk.testing import ScriptedModel
 from tests._runtime import Tool, reply, run

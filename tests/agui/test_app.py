@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,6 +19,7 @@ from adk.errors import BadRequestError
 from adk.events import Event, LlmResponse, ObjectType, ToolCall
 from adk.models.base import Model
 from adk.runner import Runner
+from adk.sessions.sqlite import SqliteSessionService
 from adk.testing import ScriptedModel
 from tests.agui.support import (
     Hanging,
@@ -113,7 +117,11 @@ def test_the_last_user_message_is_the_message_and_text_parts_are_joined(
 @pytest.mark.parametrize(
     ("body", "status", "detail"),
     [
-        (b"{not json", 400, "the request body is not JSON: Expecting property name"),
+        (
+            b"{not json",
+            400,
+            "the request body is not JSON adk accepts: key must be a string at line 1 column 2",
+        ),
         (
             json.dumps({"threadId": "t1", "messages": []}).encode(),
             422,
@@ -166,8 +174,91 @@ def test_bad_input_gets_a_4xx_naming_the_problem(
     assert model.requests == []
 
 
-def test_only_post_is_allowed(url: str) -> None:
-    assert httpx.get(url).status_code == 405
+def body(thread: str = '"t1"', run: str = '"r1"', state: str = "{}", message: str = '"hi"') -> bytes:
+    """A RunAgentInput written by hand, so that it can say what `json.dumps` never writes."""
+    messages = f'[{{"id": "u1", "role": "user", "content": {message}}}]'
+    return f'{{"threadId": {thread}, "runId": {run}, "state": {state}, "messages": {messages}}}'.encode()
+
+
+LONG = "x" * 300_000
+NOT_JSON = "the request body is not JSON adk accepts: "
+CALL = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "detail"),
+    [
+        # Within the 1 MiB limit; Python's json module raised RecursionError: a 500.
+        (b"[" * 200_000, 400, NOT_JSON + "recursion limit exceeded at line 1 column 202"),
+        (
+            body(state='{"a": ' * 250 + "1" + "}" * 250),
+            400,
+            NOT_JSON + "recursion limit exceeded at line 1 column",
+        ),
+        # A lone surrogate: SQLite raised UnicodeEncodeError (a 500); in memory, it broke every run.
+        (body(thread='"\\ud800"'), 400, NOT_JSON + "unexpected end of hex escape at line 1 column 21"),
+        (body(message='"\\udc00"'), 400, NOT_JSON + "lone leading surrogate in hex escape at line 1 column"),
+        (body(state='{"app:x": "\\ud800"}'), 400, NOT_JSON + "unexpected end of hex escape at line 1 column"),
+        (body(state='{"x": NaN}'), 400, NOT_JSON + "expected value at line 1 column"),
+        (body(state='{"x": 1e400}'), 400, NOT_JSON + "a number beyond the range of a double (such as 1e400)"),
+        (body(run=f'"{LONG}"'), 422, "runId: an id of at most 256 characters, not 300000"),
+        (body(thread=f'"{LONG}"'), 422, "threadId: an id of at most 256 characters, not 300000"),
+    ],
+    ids=["deep", "deep state", "thread", "message", "state", "NaN", "1e400", "run id", "thread id"],
+)
+def test_json_no_store_or_stream_can_hold_is_a_4xx_with_one_line_and_no_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, sent: bytes, status: int, detail: str
+) -> None:
+    model = ScriptedModel([])
+    runner = Runner(LlmAgent("helper", model=model), session_service=SqliteSessionService(tmp_path / "s.db"))
+    with serving(create_app(runner, path=PATH)) as url:
+        response = httpx.post(url, content=sent, headers={"content-type": "application/json"}, timeout=30)
+    assert response.status_code == status
+    assert response.json()["detail"].startswith(detail)
+    assert "\n" not in response.json()["detail"]
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert model.requests == []
+    assert asyncio.run(runner.session_service.list_sessions("anonymous")) == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"parentRunId": LONG}, "parentRunId"),
+        ({"messages": [{"id": LONG, "role": "user", "content": "hi"}]}, "messages.0.id"),
+        (
+            {
+                "messages": [
+                    {"id": "u1", "role": "user", "content": "hi"},
+                    {"id": "a1", "role": "assistant", "toolCalls": [CALL, {**CALL, "id": LONG}]},
+                    {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "42"},
+                ]
+            },
+            "messages.1.toolCalls.1.id",
+        ),
+        (
+            {"messages": [{"id": "t1", "role": "tool", "toolCallId": LONG, "content": "42"}]},
+            "messages.0.toolCallId",
+        ),
+        ({"resume": [{"interruptId": LONG, "status": "cancelled"}]}, "resume.0.interruptId"),
+    ],
+)
+def test_every_id_a_client_sends_is_at_most_256_characters(
+    url: str, fields: dict[str, Any], detail: str
+) -> None:
+    response = httpx.post(url, json=run_input("t1", "r1", "hi", **fields), timeout=30)
+    assert (response.status_code, response.json()) == (
+        422,
+        {"detail": f"{detail}: an id of at most 256 characters, not 300000"},
+    )
+    ok = httpx.post(url, json=run_input("t1", "r" * 256, "hi"), timeout=30)
+    assert ok.status_code == 200
+
+
+def test_only_post_runs_and_a_get_says_what_to_post(url: str) -> None:
+    assert httpx.put(url).status_code == 405
+    got = httpx.get(url)  # a browser's: told what the endpoint takes, not "Method Not Allowed"
+    assert (got.status_code, got.json()["method"], got.json()["docs"]) == (200, "POST", "docs/agui.md")
 
 
 def test_an_error_that_ends_the_run_is_a_run_error_event() -> None:

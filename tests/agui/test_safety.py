@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -280,3 +280,82 @@ def test_the_clients_state_changes_only_what_differs_and_can_be_turned_off() -> 
     ]
     assert second[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1, "b": 3}}
     assert third[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1, "b": 3}}
+
+
+# --- the client's state: its thread's own keys only ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("app:is_admin", "app: keys are shared by every user"),
+        ("user:plan", "user: keys are shared by every thread of the user"),
+        ("temp:step", "temp: keys live in one run, on the server"),
+    ],
+)
+def test_a_client_cannot_write_scoped_state(key: str, why: str) -> None:
+    """Mallory's `app:is_admin` would show in every thread of every user; refused, nothing stored."""
+    runner, model = make("Hello Alice")
+    with serving(create_app(runner, path=PATH, identity=identity)) as url:
+        with httpx.Client(timeout=30, headers=as_user("bob-token")) as mallory:
+            sent = run_input("m1", "r1", "hi", state={"note": "mine", key: True})
+            refused = mallory.post(url, json=sent)
+        alice = post_as(url, "alice-token", run_input("t1", "r2", "am I an admin?"))
+    assert (refused.status_code, refused.json()) == (
+        422,
+        {
+            "detail": f"state[{key!r}]: a client writes only its thread's own keys ({why}); send a scoped"
+            " key back as the last STATE_SNAPSHOT had it, or leave it out"
+        },
+    )
+    assert alice[1] == {"type": "STATE_SNAPSHOT", "snapshot": {}}
+    assert asyncio.run(runner.session_service.list_sessions("bob")) == []  # not even "note"
+    assert asyncio.run(runner.session_service.app_state()) == {}
+    assert len(model.requests) == 1
+
+
+def test_a_client_that_sends_back_the_snapshot_it_was_given_keeps_working() -> None:
+    """The snapshot holds the thread's scoped keys; a client echoes them with its own changes."""
+    runner, model = make("one", "two", "three")
+    seeded = runner.run("alice", "t1", "hi", state_delta={"app:motd": "Hello", "user:name": "Alice"})
+    asyncio.run(drain(seeded))  # the application (not a client) may write scoped keys
+    with serving(create_app(runner, path=PATH, identity=identity)) as url:
+        first = post_as(url, "alice-token", run_input("t1", "r1", "hi", state={"theme": "dark"}))
+        echoed = {**first[1]["snapshot"], "theme": "light", "user:gone": None}
+        second = post_as(url, "alice-token", run_input("t1", "r2", "hi", state=echoed))
+        with httpx.Client(timeout=30, headers=as_user("alice-token")) as alice:
+            changed = alice.post(url, json=run_input("t1", "r3", "hi", state={**echoed, "user:name": "Root"}))
+    model.assert_done()  # both of the client's runs ran
+    assert first[1]["snapshot"] == {"app:motd": "Hello", "user:name": "Alice", "theme": "dark"}
+    assert second[1]["snapshot"] == {"app:motd": "Hello", "user:name": "Alice", "theme": "light"}
+    assert changed.status_code == 422
+    assert changed.json()["detail"].startswith(
+        "state['user:name']: a client writes only its thread's own keys"
+    )
+    session = asyncio.run(runner.session_service.get("alice", "t1"))
+    assert session is not None
+    assert [e.actions.state_delta for e in session.events if e.author == "user"][1:] == [
+        {"theme": "dark"},
+        {"theme": "light"},
+    ]
+
+
+def test_one_clients_unencodable_state_breaks_no_one_elses_runs() -> None:
+    """`"\\ud800"` kept in the in-memory store (serve's default) made every later STATE_SNAPSHOT,
+    of every user, a RUN_ERROR."""
+    runner, _ = make("Hello Alice")
+    sent = json.dumps(run_input("m1", "r1", "hi", state={"app:x": "\ud800"}))  # json.dumps writes \ud800
+    with serving(create_app(runner, path=PATH, identity=identity)) as url:
+        refused = httpx.post(
+            url, content=sent, headers={**as_user("bob-token"), "content-type": "application/json"}
+        )
+        alice = post_as(url, "alice-token", run_input("t1", "r2", "hi"))
+    assert refused.status_code == 400
+    assert refused.json()["detail"].startswith("the request body is not JSON adk accepts: ")
+    assert [e["type"] for e in alice][-1] == "RUN_FINISHED"
+    assert asyncio.run(runner.session_service.app_state()) == {}
+
+
+async def drain(events: AsyncIterator[object]) -> None:
+    async for _ in events:
+        pass

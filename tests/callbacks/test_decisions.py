@@ -22,11 +22,11 @@ from adk import (
     ObjectType,
     RetryPolicy,
     Runner,
-    ToolCall,
     ToolContext,
 )
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, Retried
 from adk.errors import AuthenticationError, ServerError
+from adk.events import ToolCall
 from adk.recovery import RetryThenFallback, Testing
 from adk.sessions.sqlite import SqliteSessionService
 from adk.testing import ScriptedModel

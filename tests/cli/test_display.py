@@ -17,11 +17,11 @@ from adk import (
     RetryPolicy,
     Runner,
     SequentialAgent,
-    ToolCall,
     ToolContext,
 )
 from adk.cli import Display
 from adk.errors import ServerError
+from adk.events import ToolCall
 from adk.testing import ScriptedModel, Stream
 from tests._runtime import Tool
 

@@ -17,7 +17,8 @@ from typing import Literal, cast
 import pytest
 from pydantic import BaseModel
 
-from adk import Cont, LlmAgent, ModelContext, ObjectType, Runner, output_of
+from adk import Cont, LlmAgent, ModelContext, ObjectType, Runner
+from adk.agents import output_of
 from adk.events import Event, Message
 from adk.models.base import LlmRequest
 from adk.models.openai import OpenAIModel

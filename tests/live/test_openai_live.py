@@ -180,10 +180,14 @@ async def test_a_tool_calling_turn_through_the_runner(live_model: OpenAIModel, s
     assert complete[3].tool_calls == ()
 
 
-async def test_a_bad_request_through_the_runner_ends_it_with_an_error_event(live_model: OpenAIModel) -> None:
+async def test_a_prompt_past_the_context_ends_the_run_with_a_context_overflow(
+    live_model: OpenAIModel,
+) -> None:
+    # llama.cpp refuses it ("exceeds the available context size"): a typed ContextOverflowError (a
+    # BadRequestError), which the default recovery cannot shrink (one message, no older turn to drop).
     events = await run(LlmAgent("assistant", model=live_model), "hello " * 20_000)
 
     assert objects(events) == [ObjectType.CHAT_COMPLETION, ObjectType.ERROR]
     error = events[-1].error
     assert error is not None
-    assert (error.type, error.where) == ("BadRequestError", f"model:{live_model.name}")
+    assert (error.type, error.where) == ("ContextOverflowError", f"model:{live_model.name}")

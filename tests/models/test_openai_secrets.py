@@ -1,16 +1,19 @@
 """The API key and the base URL's credentials never leave the adapter, whatever the server echoes.
 
-A property test: a fake server (httpx.MockTransport) echoes the key, whole or a piece of it, in
-one place of its answer (a JSON field, an SSE chunk, an error body, a header, an exception's
-text) on every path (HTTP errors, malformed JSON, malformed chunks, cut and broken streams, good
-answers); then no piece of a secret of 8 characters or more is in the events, the SQLite rows,
-the log records of any logger at DEBUG, the formatted traceback of the raised error or anything
-in its chain, or the AG-UI output.
+A property test: a fake server (httpx.MockTransport) echoes the key or the URL's credentials (the
+password decoded or percent-encoded, `user:password`, the `Authorization: Basic` token httpx
+makes of them), whole or a piece of it, in one place of its answer (a JSON field, an SSE chunk,
+an error body, a header, an exception's text) or streamed in pieces of 1 to 7 characters, on
+every path (HTTP errors, malformed JSON, malformed chunks, cut and broken streams, good answers);
+then no piece of a secret of 8 characters or more is in the events, the SQLite rows, the log
+records of any logger at DEBUG, the formatted traceback of the raised error or anything in its
+chain, or the AG-UI output, nor in the streamed deltas joined.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
 import json
 import logging
@@ -18,13 +21,15 @@ import sqlite3
 import string
 import tempfile
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
+from ag_ui.core import TextMessageContentEvent, ToolCallArgsEvent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
@@ -35,15 +40,21 @@ from starlette.routing import Route
 from adk import LlmAgent, Runner, tool
 from adk.agui import AguiTranslator, TranslateContext
 from adk.errors import ModelError
-from adk.events import Message
+from adk.events import LlmResponse, Message
 from adk.models._redact import Redactor
 from adk.models.base import LlmRequest
 from adk.models.openai import OpenAIModel
 from adk.sessions.sqlite import SqliteSessionService
 from adk.testing import set_testing
 from tests.agui.support import serving
+from tests.models.streaming_server import split
 
-USER, PASSWORD = "ada", "pw-9f8e7d6c5b4a"
+USER, PASSWORD = "ada", "pw-9f8e/7d6c5b4a"
+WRITTEN = quote(PASSWORD, safe="")
+"""The password as written in the URL: `pw-9f8e%2F7d6c5b4a`."""
+BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+"""What httpx sends for the URL's credentials: `Authorization: Basic <this>`."""
+CREDENTIALS = [PASSWORD, WRITTEN, BASIC]
 KEYS = ["sk-proj-Zq4TfW8xLm2Rb7Np0KcVs9Hd", "sk-test-4f3a9c1e7b2dQWERTY"]
 STATUSES = [400, 401, 403, 404, 408, 422, 429, 500, 502, 503]
 EVENT_STREAM = {"content-type": "text/event-stream"}
@@ -116,6 +127,7 @@ Answer = tuple[bool, Callable[[], httpx.Response]]
 
 def answers(e: str) -> dict[str, Answer]:
     """Each way to put the echo `e` into an answer."""
+    pieces, end = split(e), chunk(finish_reason="stop")
 
     def ok(body: dict[str, Any], **headers: str) -> Callable[[], httpx.Response]:
         return lambda: httpx.Response(200, json=body, headers=headers)
@@ -150,6 +162,16 @@ def answers(e: str) -> dict[str, Answer]:
         "streamed-tool": (
             True,
             stream(chunk(delta={"tool_calls": [{"index": 0, **call(e, e, e)}]}), chunk(finish_reason="x")),
+        ),
+        # pieces of 1 to 7 characters, each too short to be recognised alone
+        "streamed-pieces": (True, stream(*(chunk(delta={"content": p}) for p in pieces), end)),
+        "streamed-tool-pieces": (
+            True,
+            stream(
+                chunk(delta={"tool_calls": [{"index": 0, **call(arguments="")}]}),
+                *(chunk(delta={"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces),
+                end,
+            ),
         ),
         # errors whose text carries it
         **{f"http-{status}": (False, http(status)) for status in STATUSES},
@@ -224,14 +246,14 @@ async def outputs(key: str, place: str, echo: str, store_path: Path) -> list[str
     texts: list[str] = []
     async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
         model = OpenAIModel(
-            "gpt-test", base_url=f"http://{USER}:{PASSWORD}@fake.test/v1", api_key=key, http_client=client
+            "gpt-test", base_url=f"http://{USER}:{WRITTEN}@fake.test/v1", api_key=key, http_client=client
         )
         async with SqliteSessionService(store_path) as store:
             runner = Runner(
                 LlmAgent("a", model=model, tools=[lookup], max_iterations=2), session_service=store
             )
             events = [e async for e in runner.run("u", "s", "hi", stream=streamed)]
-        texts += [e.model_dump_json() for e in events]
+        texts += [e.model_dump_json() for e in events] + streamed_text(events)
         with sqlite3.connect(store_path) as db:
             texts += list(db.iterdump())
         translator = AguiTranslator(TranslateContext(thread_id="s", run_id="r", invocation_id="r"))
@@ -240,22 +262,35 @@ async def outputs(key: str, place: str, echo: str, store_path: Path) -> list[str
             agui += await translator.translate(event)
         agui += await translator.finish()
         texts += [e.model_dump_json() for e in agui]
+        deltas = (e.delta for e in agui if isinstance(e, TextMessageContentEvent | ToolCallArgsEvent))
+        texts.append("".join(deltas))
+        responses: list[LlmResponse] = []
         try:
             async for response in model.generate(LlmRequest(messages=[Message.user("hi")], stream=streamed)):
-                texts.append(response.model_dump_json())
+                responses.append(response)
         except ModelError as error:
             texts += chain_texts(error)
+        texts += [r.model_dump_json() for r in responses]
+        texts += streamed_text(responses)
     return texts
+
+
+def streamed_text(responses: Sequence[LlmResponse]) -> list[str]:
+    """The partial responses' text joined, and their tool calls' arguments joined."""
+    partial = [r.delta for r in responses if r.is_partial and r.delta is not None]
+    arguments = (c.function.arguments for d in partial for c in d.tool_calls)
+    return ["".join(d.content for d in partial), "".join(arguments)]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(key=keys, place=st.sampled_from(PLACES), data=st.data())
 def test_no_piece_of_a_secret_leaves_the_adapter(key: str, place: str, data: st.DataObject) -> None:
-    echo = data.draw(st.sampled_from([key, PASSWORD, f"{USER}:{PASSWORD}"]).flatmap(echoes))
+    forms = [key, PASSWORD, WRITTEN, f"{USER}:{PASSWORD}", BASIC, f"Basic {BASIC}"]
+    echo = data.draw(st.sampled_from(forms).flatmap(echoes))
     with tempfile.TemporaryDirectory() as tmp, debug_logs() as logs, set_testing(True):
         texts = asyncio.run(outputs(key, place, echo, Path(tmp) / "s.sqlite3"))
     assert logs  # the SDK and httpx logged at DEBUG: the check below read their records
-    assert leaks([key, PASSWORD], "\n".join(texts + logs)) == []
+    assert leaks([key, *CREDENTIALS], "\n".join(texts + logs)) == []
 
 
 def test_the_property_sees_a_leak() -> None:
@@ -284,7 +319,7 @@ async def test_a_loopback_server_echoing_the_key_leaves_no_trace_in_any_log(
 ) -> None:
     key = KEYS[0]
     with serving(echoing_app(key)) as url, debug_logs() as logs:
-        base_url = url.replace("http://", f"http://{USER}:{PASSWORD}@") + "/v1"
+        base_url = url.replace("http://", f"http://{USER}:{WRITTEN}@") + "/v1"
         client = httpx.AsyncClient() if own_client else None
         model = OpenAIModel("gpt-test", base_url=base_url, api_key=key, http_client=client)
         events = [e async for e in Runner(LlmAgent("a", model=model)).run("u", "s", "hi")]
@@ -293,7 +328,7 @@ async def test_a_loopback_server_echoing_the_key_leaves_no_trace_in_any_log(
             await client.aclose()
     assert events[-1].error is not None and events[-1].error.type == "RetriesExhausted"
     assert any(line.startswith("httpcore") for line in logs)  # the transport's own records were read
-    assert leaks([key, PASSWORD], "\n".join(logs + [e.model_dump_json() for e in events])) == []
+    assert leaks([key, *CREDENTIALS], "\n".join(logs + [e.model_dump_json() for e in events])) == []
 
 
 async def test_a_short_key_is_a_placeholder_and_short_credentials_are_masked_in_urls(testing: object) -> None:

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import tenacity
 
-from adk import LlmAgent, LlmResponse, Runner, ToolCall, ToolContext
+from adk import LlmAgent, LlmResponse, Runner, ToolContext
 from adk.errors import AuthenticationError, ServerError
+from adk.events import ToolCall
 from adk.recovery import FallbackModels, FixedFallback, RetryPolicy, Testing
 from adk.testing import ScriptedModel
 from tests._runtime import Tool

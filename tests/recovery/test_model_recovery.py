@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import tenacity
 
-import adk.recovery
+import adk.recovery.attempts
 from adk import (
     LlmAgent,
     ModelContext,
@@ -257,9 +257,9 @@ async def test_testing_switch_caps_attempts_and_restores() -> None:
         assert events[-1].error is not None and "1 attempt(s)" in events[-1].error.message
         assert switch.waits == []
         with set_testing(False):
-            assert not adk.recovery._testing.enabled
-        assert adk.recovery._testing is switch
-    assert adk.recovery._testing is not switch
+            assert not adk.recovery.attempts._testing.enabled
+        assert adk.recovery.attempts._testing is switch
+    assert adk.recovery.attempts._testing is not switch
 
 
 async def test_stop_after_delay_counts_the_first_attempt(
@@ -280,3 +280,18 @@ async def test_stop_after_delay_counts_the_first_attempt(
     assert len(model.requests) == 1  # 10 s already spent: the 5 s budget allows no retry
     assert events[-1].error is not None
     assert events[-1].error.type == "RetriesExhausted"
+
+
+async def test_an_invocation_made_without_a_policy_retries_by_the_default_one(testing: Testing) -> None:
+    from adk.context import Invocation
+    from adk.errors import RetriesExhausted
+    from adk.events import Message
+    from adk.sessions.base import Session
+
+    invocation = Invocation("inv-1", Session(id="s-1", user_id="u-1"), Message.user("hi"))
+    assert invocation.retry_policy is None  # the contexts' floor makes no policy of its own
+    model = ScriptedModel([ServerError("500"), ServerError("500"), ServerError("500"), "never"])
+    with pytest.raises(RetriesExhausted, match=r"^gave up after 3 attempt\(s\): ServerError: 500$"):
+        [e async for e in LlmAgent("a", model=model).run(invocation)]
+    assert len(model.requests) == 3  # the default policy's stop: three attempts, two waits
+    assert len(testing.waits) == 2

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from adk import Fallback, LlmAgent, LlmResponse, Raise, Retry, Runner, ToolCall, ToolContext, ToolRetry
+from adk import Fallback, LlmAgent, LlmResponse, Raise, Retry, Runner, ToolContext, ToolRetry
+from adk.events import ToolCall
 from adk.recovery import Testing
 from adk.testing import ScriptedModel
 from tests._runtime import Tool, run

@@ -6,8 +6,6 @@ import asyncio
 import multiprocessing
 import random
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,23 +21,14 @@ from tests.sessions import workers
 spawn = multiprocessing.get_context("spawn")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def where(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    """A store location shared by processes: (SQLite path or PostgreSQL URL, schema)."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "s.sqlite3"), ""
-        return
-    postgres.require()
-    async with postgres.fresh_schema() as schema:
-        yield postgres.URL, schema
-
-
 async def test_of_8_processes_racing_for_a_session_exactly_one_wins_each_round(
-    where: tuple[str, str],
+    shared_store: tuple[str, str],
 ) -> None:
     rounds, n = 100, 8
     barrier, wins = spawn.Barrier(n), spawn.Queue()
-    procs = [spawn.Process(target=workers.race, args=(*where, rounds, barrier, wins)) for _ in range(n)]
+    procs = [
+        spawn.Process(target=workers.race, args=(*shared_store, rounds, barrier, wins)) for _ in range(n)
+    ]
     for p in procs:
         p.start()
     await asyncio.to_thread(lambda: [p.join(120) for p in procs])
@@ -54,15 +43,15 @@ async def test_of_8_processes_racing_for_a_session_exactly_one_wins_each_round(
 
 
 async def test_a_killed_holder_keeps_the_session_until_its_lease_expires_then_another_finishes_it(
-    where: tuple[str, str],
+    shared_store: tuple[str, str],
 ) -> None:
     ttl = 0.5  # the only real wait: the dead holder's lease running out
     holding = spawn.Event()
-    holder = spawn.Process(target=workers.hold, args=(*where, ttl, holding))
+    holder = spawn.Process(target=workers.hold, args=(*shared_store, ttl, holding))
     holder.start()
     try:
         assert await asyncio.to_thread(holding.wait, 60)
-        store = workers.open_store(*where, ttl)
+        store = workers.open_store(*shared_store, ttl)
         model = ScriptedModel(["an answer"])
         runner = Runner(LlmAgent("root", model=model, tools=[Tool("block")]), session_service=store)
         with pytest.raises(SessionBusyError, match="session 's' of user 'u' is already running"):

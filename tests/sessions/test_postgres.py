@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
-import subprocess
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -18,7 +15,8 @@ from adk.context import ToolContext
 from adk.events import Event
 from adk.runner import Runner
 from adk.sessions import Session
-from adk.sessions.postgres import _SCHEMA_VERSION, PostgresSessionService, _schema, _scoped_state
+from adk.sessions.postgres import PostgresSessionService
+from adk.sessions.postgres_sql import SCHEMA_VERSION, schema_statements, scoped_state_statements
 from adk.testing import ScriptedModel
 from tests import postgres
 from tests._runtime import Tool, call, calls, summary
@@ -127,7 +125,11 @@ async def test_events_written_by_the_first_adk_load(schema: str) -> None:
 
 async def test_a_version_1_schema_is_migrated_and_its_sessions_kept(schema: str) -> None:
     # Version 1 (before state scopes): the tables of today but scoped_state, and its rows.
-    v1 = [statement for statement in _schema(schema) if statement not in _scoped_state(schema)]
+    v1 = [
+        statement
+        for statement in schema_statements(schema)
+        if statement not in scoped_state_statements(schema)
+    ]
     v1[-1] = f"INSERT INTO {schema}.schema_version VALUES (1)"
     written = (FIXTURES / "v1_events.json").read_text()
     rows = [
@@ -156,13 +158,13 @@ async def test_a_version_1_schema_is_migrated_and_its_sessions_kept(schema: str)
 async def test_a_schema_of_an_unknown_version_is_refused_and_left_alone(schema: str) -> None:
     await postgres.execute(
         f"CREATE SCHEMA {schema}",
-        *_schema(schema)[:-1],
+        *schema_statements(schema)[:-1],
         f"INSERT INTO {schema}.schema_version VALUES (99)",
     )
     store = PostgresSessionService(postgres.URL, schema=schema)
     with pytest.raises(ConnectionError) as caught:
         await store.get("u", "s")
-    reads = f"its schema version is 99, and this adk reads version {_SCHEMA_VERSION}"
+    reads = f"its schema version is 99, and this adk reads version {SCHEMA_VERSION}"
     assert str(caught.value).endswith(reads)
     versions = await postgres.fetch(f"SELECT version FROM {schema}.schema_version")
     assert [row[0] for row in versions] == [99]
@@ -190,25 +192,13 @@ async def test_text_with_nul_characters_is_stored_and_read_back(schema: str) -> 
     assert stored.events == events
 
 
-def _cluster() -> list[str]:
-    version = sorted(os.listdir("/etc/postgresql"))[-1]
-    return [version, "main"]
-
-
-_CTL = ["pg_ctlcluster", "--skip-systemctl-redirect"]
-
-
-def _cluster_do(action: str) -> None:
-    command = [*_CTL, *_cluster(), action]
-    subprocess.run(command, check=True, capture_output=True)
-
-
-@pytest.mark.skipif(shutil.which("pg_ctlcluster") is None, reason="no pg_ctlcluster to restart the server")
 async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_pool_recovers(
-    schema: str,
+    cluster: postgres.Cluster,
 ) -> None:
+    # The tests' own server (tests/postgres.py): the machine's is never stopped or restarted.
     async def restart(args: dict[str, Any], ctx: ToolContext) -> str:
-        await asyncio.to_thread(_cluster_do, args["action"])
+        action = {"restart": lambda: (cluster.stop(), cluster.start()), "stop": cluster.stop}[args["action"]]
+        await asyncio.to_thread(action)
         return "done"
 
     model = ScriptedModel(
@@ -219,7 +209,7 @@ async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_poo
             "back",
         ]
     )
-    store = PostgresSessionService(postgres.URL, schema=schema, min_size=2, max_size=2)
+    store = PostgresSessionService(cluster.url, min_size=2, max_size=2)
     runner = Runner(LlmAgent("root", model=model, tools=[Tool("server", restart)]), session_service=store)
     try:
         events = [e async for e in runner.run("u", "s", "hi")]
@@ -229,7 +219,7 @@ async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_poo
         assert [summary(e)[0] for e in events] == ["model", "model", "error"]
         assert events[-1].error is not None and events[-1].error.where == "store"
 
-        await asyncio.to_thread(_cluster_do, "start")
+        await asyncio.to_thread(cluster.start)
         events = [e async for e in runner.run("u", "s", "again")]
         assert [summary(e) for e in events] == [
             ("model", "user", "again"),
@@ -242,7 +232,14 @@ async def test_a_server_restarted_mid_run_ends_the_run_with_an_error_and_the_poo
         assert [e.content for e in stored.events][-5:] == ["stop it", "", "again", "back", ""]
     finally:
         await store.close()
-        await asyncio.to_thread(subprocess.run, [*_CTL, *_cluster(), "start"], capture_output=True)
+
+
+async def test_the_tests_own_server_is_not_the_machines(cluster: postgres.Cluster) -> None:
+    postgres.require()
+    query = "SELECT pg_postmaster_start_time(), inet_server_port()"
+    [(machines, port)] = await postgres.fetch(query)
+    [(started, private_port)] = await postgres.fetch(query, url=cluster.url)
+    assert private_port == cluster.port != port and started != machines
 
 
 async def test_appends_sent_together_are_refused_or_stored_each_on_its_own(schema: str) -> None:

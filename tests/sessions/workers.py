@@ -182,3 +182,35 @@ def soak(url: str, schema: str, worker: int, workers: int, per_worker: int, leas
         stealing.cancel()
 
     asyncio.run(main())
+
+
+# --- the budget race: every process spends one user budget on PostgreSQL at the same moment ---
+
+
+def spend(where: str, schema: str, runs: int, barrier: Barrier, made: Any) -> None:
+    from adk.events import Usage
+    from adk.limits import Budget
+
+    def billed(request: LlmRequest) -> LlmResponse:
+        response = LlmResponse.text("ok")
+        response.usage = Usage(prompt_tokens=1, completion_tokens=1, total_tokens=2)
+        return response
+
+    async def main() -> None:
+        store = open_store(where, schema, 60.0, **({"min_size": 1, "max_size": 2} if "://" in where else {}))
+        assert isinstance(store, PostgresSessionService | SqliteSessionService)
+        budget = Budget(model_calls=10, scope="user", store=store)
+        model = ScriptedModel([billed] * runs)
+        runner = Runner(LlmAgent("root", model=model), session_service=store, callbacks=[budget])
+        await store.budget_used("warm")  # connected, and the table made, before the race
+        await asyncio.to_thread(barrier.wait)
+        for n in range(runs):
+            async for _ in runner.run("u", f"{os.getpid()}-{n}", "hi"):
+                pass
+        made.put(len(model.requests))
+        if isinstance(store, PostgresSessionService):
+            await store.close()
+        else:
+            store.close()
+
+    asyncio.run(main())

@@ -6,19 +6,8 @@ from typing import assert_type
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from adk import (
-    AgentTool,
-    Condition,
-    Event,
-    LlmAgent,
-    LoopAgent,
-    Runner,
-    last_event,
-    mentioned,
-    output_of,
-    output_response,
-    state_set,
-)
+from adk import AgentTool, Event, LlmAgent, LoopAgent, Runner
+from adk.agents import Condition, last_event, mentioned, output_of, output_response, state_set
 from adk.testing import ScriptedModel, call_tool, transfer_to
 
 
@@ -58,3 +47,6 @@ LoopAgent("loop", sub_agents=[root], until=until)
 LoopAgent("loop", sub_agents=[root], until=lambda: True)  # type: ignore[arg-type]
 last_event(lambda e: e.nope)  # type: ignore[attr-defined]
 LlmAgent("x", model=model, output_type="Invoice")  # type: ignore[arg-type]
+Runner(root).run_sync("hi")  # a first script's: the default user and session
+Runner(root).run_sync("u", "hi")  # type: ignore[call-overload]
+LlmAgent("typed", model="openai:gpt-4o-mini")  # a provider-prefixed string is a model too

@@ -5,7 +5,6 @@ from typing import Any, assert_type
 from adk import (
     AgentContext,
     Callback,
-    Callbacks,
     Cont,
     Defer,
     Fallback,
@@ -16,11 +15,8 @@ from adk import (
     Raise,
     Retry,
     ToolContext,
-    run_after,
-    run_before,
-    run_on_error,
 )
-from adk.callbacks import HookName
+from adk.callbacks import Callbacks, HookName, run_after, run_before, run_on_error
 from adk.callbacks.registry import HookImpl
 from tests.typing import hooks_module
 

@@ -4,15 +4,7 @@ from types import ModuleType
 from typing import Any
 
 from adk import (
-    AfterAgent,
-    AfterModel,
-    AfterTool,
     AgentContext,
-    AnyCallback,
-    BeforeAgent,
-    BeforeModel,
-    BeforeModelResult,
-    BeforeTool,
     Callback,
     Cont,
     Defer,
@@ -21,11 +13,21 @@ from adk import (
     LlmResponse,
     Message,
     ModelContext,
-    OnModelError,
-    OnToolError,
     Raise,
     Retry,
     ToolContext,
+)
+from adk.types import (
+    AfterAgent,
+    AfterModel,
+    AfterTool,
+    AnyCallback,
+    BeforeAgent,
+    BeforeModel,
+    BeforeModelResult,
+    BeforeTool,
+    OnModelError,
+    OnToolError,
 )
 from tests.typing import hooks_module
 

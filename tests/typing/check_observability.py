@@ -8,6 +8,8 @@ from adk.testing import ScriptedModel
 
 agent = LlmAgent("a", model=ScriptedModel([]), callbacks=[AuditLog(), Tracing()])
 runner = Runner(agent, callbacks=[AuditLog, Tracing])  # classes are instantiated once
+Runner(agent, callbacks=[Tracing(meter_provider=None, capture_content=True)])
+Tracing(None, capture_content="yes")  # type: ignore[arg-type]  # a bool, or None for the environment's
 LlmAgent("c", model=ScriptedModel([]), callbacks=[Display()])  # type: ignore[list-item]  # reads events only
 
 

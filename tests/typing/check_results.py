@@ -2,22 +2,16 @@
 
 from typing import Any, assert_never, assert_type
 
-from adk import (
+from adk import Cont, Fallback, Halt, LlmResponse, ModelContext, Raise, Retry, ToolContext
+from adk.types import (
     BeforeAgentResult,
     BeforeModelResult,
+    BeforeResult,
     BeforeToolResult,
-    Cont,
-    Fallback,
-    Halt,
-    LlmResponse,
-    ModelContext,
+    ErrorResult,
     OnModelErrorResult,
     OnToolErrorResult,
-    Raise,
-    Retry,
-    ToolContext,
 )
-from adk.callbacks import BeforeResult, ErrorResult
 
 
 def constructors(mctx: ModelContext, response: LlmResponse) -> None:

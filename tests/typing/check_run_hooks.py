@@ -2,29 +2,18 @@
 
 from typing import Any, assert_never, assert_type
 
-from adk import (
+from adk import AgentContext, Callback, Cont, Event, Fallback, Halt, Message, Raise, Retry, RunContext, Runner
+from adk.callbacks import Callbacks, run_on_error
+from adk.types import (
     AfterRun,
-    AgentContext,
     BeforeRun,
     BeforeRunResult,
-    Callback,
-    Callbacks,
-    Cont,
     Content,
-    Event,
-    Fallback,
-    Halt,
-    Message,
     OnAgentError,
     OnAgentErrorResult,
     OnEvent,
     OnUserMessage,
     OnUserMessageResult,
-    Raise,
-    Retry,
-    RunContext,
-    Runner,
-    run_on_error,
 )
 
 # --- accepted ---------------------------------------------------------------------------------

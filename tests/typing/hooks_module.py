@@ -1,7 +1,7 @@
 """A module used as a callback: its functions are hooks, checked against the hook protocols."""
 
-from adk import Cont, Fallback, LlmResponse, ModelContext, OnModelErrorResult, Raise, ToolContext
-from adk.callbacks import BeforeModelResult
+from adk import Cont, Fallback, LlmResponse, ModelContext, Raise, ToolContext
+from adk.types import BeforeModelResult, OnModelErrorResult
 
 
 def before_model(ctx: ModelContext) -> BeforeModelResult:

@@ -3,8 +3,8 @@ and then repeats what the tool said."""
 
 import json
 
-from adk import LlmAgent, LlmRequest, LlmResponse, ToolCall, tool
-from adk.events import Usage
+from adk import LlmAgent, LlmRequest, LlmResponse, tool
+from adk.events import ToolCall, Usage
 from adk.testing import ScriptedModel
 
 

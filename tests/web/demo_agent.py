@@ -11,6 +11,7 @@ from adk.errors import AuthenticationError, ServerError
 from adk.runner import Runner
 
 agent, primary = build_agent(wait=0.0)
+agent.description = "A weather assistant: ask it about the weather in a city."
 
 
 class Faults:

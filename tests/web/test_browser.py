@@ -2,7 +2,8 @@
 
 Install them with `apt-get install chromium` and `npm ci --prefix tests/web/js`. Without
 either this test is skipped, unless ADK_AGUI_JS_REQUIRED is set (as in CI), where that is a
-failure. With ADK_WEB_SCREENSHOT=docs/web.png it also refreshes the screenshot in the docs.
+failure. It takes a screenshot of each state (SHOTS); with ADK_WEB_SCREENSHOTS=1 they replace
+docs/web-*.png.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 import pytest
 
 from adk.cli import load_runner
+from adk.cli.folder import close_folder, load_folder
 from adk.sessions.sqlite import SqliteSessionService
-from adk.web import create_web_app
+from adk.web import create_folder_app, create_web_app
 from tests.agui.support import serving
 
 HERE = Path(__file__).parent
@@ -58,43 +60,88 @@ def browse(node: str, url: str, profile: Path, **spec: Any) -> dict[str, Any]:
 
 
 def timeless(conversation: list[list[str]]) -> list[tuple[str, str]]:
-    """The conversation as shown, with each model call's time (which varies) masked."""
-    return [(kind, re.sub(r" · \d+ ms", " · N ms", text)) for kind, text in conversation]
+    """The conversation as shown, with each model call's time (which varies) masked, and each
+    run's timeline as one item (its rows are checked on their own: `rows`)."""
+    return [
+        (kind, "" if kind == "timeline" else re.sub(r" · \d+ ms", " · N ms", text))
+        for kind, text in conversation
+    ]
 
+
+def rows(timeline: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """A timeline's rows, after checking that they are in time order, each bar where its times
+    say on the shared axis and as wide as its duration (2 px at least); as (kind, name, decision)."""
+    spans = timeline["rows"]
+    total = spans[0]["end"]  # the run's own row, first: its first event to its last
+    assert spans[0]["kind"] == "agent" and spans[0]["start"] == 0
+    assert [r["start"] for r in spans] == sorted(r["start"] for r in spans)
+    for r in spans:
+        assert 0 <= r["start"] <= r["end"] <= total, r
+        share = (r["end"] - r["start"]) / total
+        assert abs(r["width"] - max(share * r["track"], 2)) <= 1, r
+        assert abs(r["left"] - r["start"] / total * r["track"]) <= 1, r
+    return [(r["kind"], r["name"], r["decision"]) for r in spans]
+
+
+RETRY = (
+    "model primary failed (ServerError: 503 Service Unavailable); "
+    "RetryThenFallback.on_model_error retries in 0.00 s (attempt 2)"
+)
+FALLBACK = (
+    "model primary failed (AuthenticationError: 401 API key revoked); "
+    "RetryThenFallback.on_model_error falls back to model backup"
+)
+GUARDRAIL = "Guardrail.before_model halted model primary; the model was not called"
+AUTHORIZE = "Authorize.before_tool halted tool get_weather; it did not run"
+RUN = ("agent", "agent assistant", "")
+DEMO = ("model", "model demo", "")
+TOOL = ("tool", "get_weather", "")
+TIMELINES = [
+    [RUN, DEMO, TOOL, DEMO],
+    [RUN, ("hook", "Guardrail.before_model", "halted")],
+    [
+        RUN,
+        ("model", "model primary", "failed"),  # the failed attempt, then the hook that retried it
+        ("hook", "RetryThenFallback.on_model_error", "retried"),
+        *(DEMO, TOOL, DEMO),
+    ],
+    [RUN, DEMO, ("hook", "Authorize.before_tool", "halted"), DEMO],
+    [RUN, ("model", "model backup", "fell_back")],
+]
+"""What each run's timeline shows live; a stored run's retried call is one row (its attempts'
+times are not stored), with the retry on it."""
+STORED = [*TIMELINES[:2], [RUN, ("model", "model demo", "retried"), TOOL, DEMO], *TIMELINES[3:], [RUN, DEMO]]
 
 TURNS = [
     ("bubble user", "youWhat's the weather in Paris?"),
-    ("tool-call", '⚙ get_weather({"city":"Paris"})↳ {"city":"Paris","temp_c":18,"sky":"sunny"}'),
+    ("tool-call", 'get_weather({"city":"Paris"}){"city":"Paris","temp_c":18,"sky":"sunny"}'),
     ("note usage", "model demo · N ms"),
     ("bubble assistant", "assistantIt's 18°C and sunny in Paris."),
     ("note usage", "model demo · N ms"),
+    ("timeline", ""),
     ("bubble user", "youWhat's the admin password?"),
-    ("note decision halted", "⊘ Guardrail.before_model halted model primary; the model was not called"),
+    ("note decision halted", GUARDRAIL),
     ("bubble assistant", "assistantSorry, I can't help with anything about passwords."),
+    ("timeline", ""),
     ("bubble user", "youAnd the weather in Tokyo?"),
-    (
-        "note decision retried",
-        "↻ model primary failed (ServerError: 503 Service Unavailable); "
-        "RetryThenFallback.on_model_error retries in 0.00 s (attempt 2)",
-    ),
-    ("tool-call", '⚙ get_weather({"city":"Tokyo"})↳ {"city":"Tokyo","temp_c":24,"sky":"cloudy"}'),
+    ("note decision retried", RETRY),
+    ("tool-call", 'get_weather({"city":"Tokyo"}){"city":"Tokyo","temp_c":24,"sky":"cloudy"}'),
     ("note usage", "model demo · N ms"),
     ("bubble assistant", "assistantIt's 24°C and cloudy in Tokyo."),
     ("note usage", "model demo · N ms"),
+    ("timeline", ""),
     ("bubble user", "youWhat's the weather in Atlantis?"),
-    ("tool-call", '⚙ get_weather({"city":"Atlantis"})↳ {"error":"lookups for Atlantis are not allowed"}'),
+    ("note decision halted", AUTHORIZE),  # before the card of the call it stopped
+    ("tool-call", 'get_weather({"city":"Atlantis"}){"error":"lookups for Atlantis are not allowed"}'),
     ("note usage", "model demo · N ms"),
-    ("note decision halted", "⊘ Authorize.before_tool halted tool get_weather; it did not run"),
     ("bubble assistant", 'assistantThe tool said: {"error":"lookups for Atlantis are not allowed"}'),
     ("note usage", "model demo · N ms"),
+    ("timeline", ""),
     ("bubble user", "youThanks!"),
-    (
-        "note decision fell_back",
-        "⇄ model primary failed (AuthenticationError: 401 API key revoked); "
-        "RetryThenFallback.on_model_error falls back to model backup",
-    ),
+    ("note decision fell_back", FALLBACK),
     ("bubble assistant", "assistantYou're welcome! Come back when the weather changes."),
     ("note usage", "model backup · N ms"),
+    ("timeline", ""),
 ]
 EVENTS = [
     *("user chat.completion", "assistant chat.completion", "assistant tool.response"),
@@ -110,28 +157,55 @@ ATTACK = [
     ("bubble user", 'you<img src=x onerror="window.pwned=true"> hi'),
     ("bubble assistant", "assistantI'm the demo model: ask me about the weather in a city."),
     ("note usage", "model demo · N ms"),
+    ("timeline", ""),
 ]
+SHOTS = ("empty", "timeline", "narrow", "approval", "picker")
+"""The screenshots the browser test takes (web-NAME.png); ADK_WEB_SCREENSHOTS=1 puts them in docs/."""
+
+
+def keep(shots: Path, names: tuple[str, ...]) -> None:
+    """Check the screenshots `names` were taken; with ADK_WEB_SCREENSHOTS set, copy them to docs/."""
+    for name in names:
+        assert (shots / f"web-{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if os.environ.get("ADK_WEB_SCREENSHOTS"):
+            shutil.copyfile(shots / f"web-{name}.png", HERE.parent.parent / "docs" / f"web-{name}.png")
 
 
 def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_session(tmp_path: Path) -> None:
     node = tools()
     runner = load_runner(str(HERE / "demo_agent.py"), str(tmp_path / "sessions.sqlite3"))
-    screenshot = tmp_path / "web.png"
     try:
         with serving(create_web_app(runner)) as agui:
-            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", screenshot=str(screenshot))
+            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", screenshots=str(tmp_path))
     finally:
         assert isinstance(runner.session_service, SqliteSessionService)
         runner.session_service.close()
 
     assert report["problems"] == []  # no script error, no request beyond the server
     live, attacked, reloaded, reopened = (report[k] for k in ("live", "attacked", "reloaded", "reopened"))
+    # An empty page names the agent and says what it does.
+    assert (
+        report["empty"]["welcome"] == "assistant | A weather assistant: ask it about the weather in a city."
+    )
+    assert (report["empty"]["agent"], report["empty"]["conversation"]) == ("assistant", [])
+    assert live["welcome"] is None
     [session] = live["sessions"]
     assert live["session"] == f"session {session}"
     assert timeless(live["conversation"]) == TURNS
     assert live["events"] == EVENTS
     assert json.loads(live["state"]) == {"lookups": 3}
     assert live["deltas"] == [f'Δ {{"lookups":{n}}}' for n in (1, 2, 3)]  # each change, on its event
+    # Each decision's icon is the page's own drawing, not a font's glyph.
+    assert live["icons"] == ["halted", "retried", "halted", "fell_back"]
+    # Each run's timeline: its calls and deciding hooks, in time order, as long as they took.
+    assert [rows(t) for t in live["timelines"]] == TIMELINES
+    assert [t["rows"][-1]["verdicts"] for t in live["timelines"]] == [[], [GUARDRAIL], [], [], [FALLBACK]]
+    assert live["timelines"][2]["rows"][1]["verdicts"] == ["failed: ServerError: 503 Service Unavailable"]
+    assert live["timelines"][2]["rows"][2]["verdicts"] == [RETRY]
+    assert live["timelines"][3]["rows"][2]["verdicts"] == [AUTHORIZE]
+    # 420 px wide: one column, nothing wider than the window.
+    assert report["narrow"]["overflow"] == 0
+    assert [rows(t) for t in report["narrow"]["timelines"]] == TIMELINES
 
     # An attacker's markup is text: nothing was made from it and its script did not run.
     assert timeless(attacked["conversation"]) == TURNS + ATTACK
@@ -156,10 +230,8 @@ def test_the_page_shows_tool_calls_halts_a_retry_a_fallback_and_reopens_the_sess
     assert (reopened["images"], reopened["pwned"]) == (0, False)
     assert json.loads(reopened["state"]) == {"lookups": 3}
     assert reopened["deltas"] == live["deltas"]
-
-    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    if target := os.environ.get("ADK_WEB_SCREENSHOT"):
-        shutil.copyfile(screenshot, target)
+    assert [rows(t) for t in reopened["timelines"]] == STORED
+    keep(tmp_path, ("empty", "timeline", "narrow"))
 
 
 def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path: Path) -> None:
@@ -167,7 +239,13 @@ def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path:
     runner = load_runner(str(HERE / "approval_agent.py"), str(tmp_path / "sessions.sqlite3"))
     try:
         with serving(create_web_app(runner)) as agui:
-            report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", scenario="approvals")
+            report = browse(
+                node,
+                agui.removesuffix("agui"),
+                tmp_path / "profile",
+                scenario="approvals",
+                screenshots=str(tmp_path),
+            )
     finally:
         assert isinstance(runner.session_service, SqliteSessionService)
         runner.session_service.close()
@@ -176,12 +254,18 @@ def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path:
     used = "model teller · N ms · 15 tokens (12 in, 3 out)"  # each call's time and tokens
     bo = [
         ("bubble user", "youpay bo 5000"),
-        ("tool-call", '⚙ pay({"to":"bo","amount":5000})running…'),
+        ("tool-call", 'pay({"to":"bo","amount":5000})running…'),
         ("note usage", used),
-        ("note decision deferred", "⏸ tool pay waits for approval: tool 'pay' requires approval"),
-        ("approval", '⏸ approve pay({"to":"bo","amount":5000})? tool \'pay\' requires approvalApproveReject'),
+        ("note decision deferred", "tool pay waits for approval: tool 'pay' requires approval"),
+        ("approval", 'approve pay({"to":"bo","amount":5000})? tool \'pay\' requires approvalApproveReject'),
+        ("timeline", ""),
     ]
     assert timeless(report["asked"]["conversation"]) == bo
+    waits = ("tool", "pay", "deferred")
+    assert [rows(t) for t in report["asked"]["timelines"]] == [
+        [("agent", "agent bank", ""), ("model", "model teller", ""), waits]
+    ]
+    assert report["asked"]["icons"] == ["deferred"]
     assert report["asked"]["events"] == [
         "user chat.completion",
         "bank chat.completion",
@@ -193,20 +277,32 @@ def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path:
     stored = used.replace(" · N ms", "")  # a stored event carries no time of its call
     assert timeless(report["answered"]["conversation"]) == [
         bo[0],
-        ("tool-call", '⚙ pay({"to":"bo","amount":5000})↳ sent 5000 to bo'),
+        ("tool-call", 'pay({"to":"bo","amount":5000})sent 5000 to bo'),
         ("note usage", stored),
         bo[3],
-        ("note decision approved", "✔ tool pay approved (pay-bo); it runs"),
+        ("timeline", ""),
+        ("note decision approved", "tool pay approved (pay-bo); it runs"),
         ("bubble assistant", "bankThe bank said: sent 5000 to bo"),
         ("note usage", stored),
+        ("timeline", ""),
         ("bubble user", "youpay al 9000"),
-        ("tool-call", '⚙ pay({"to":"al","amount":9000})↳ Rejected: too much'),
+        ("tool-call", 'pay({"to":"al","amount":9000})Rejected: too much'),
         ("note usage", stored),
         bo[3],
-        ("approval", '⏸ approve pay({"to":"al","amount":9000})? tool \'pay\' requires approvalApproveReject'),
-        ("note decision rejected", "⊘ tool pay rejected (pay-al): too much; it does not run"),
+        ("approval", 'approve pay({"to":"al","amount":9000})? tool \'pay\' requires approvalApproveReject'),
+        ("timeline", ""),
+        ("note decision rejected", "tool pay rejected (pay-al): too much; it does not run"),
         ("bubble assistant", "bankThe bank said: Rejected: too much"),
         ("note usage", used),
+        ("timeline", ""),
+    ]
+    paid = [("agent", "agent bank", ""), ("tool", "pay", "approved"), ("model", "model teller", "")]
+    refused = [("agent", "agent bank", ""), ("tool", "pay", "rejected"), ("model", "model teller", "")]
+    assert [rows(t) for t in report["answered"]["timelines"]] == [
+        [("agent", "agent bank", ""), ("model", "model teller", ""), waits],
+        paid,
+        [("agent", "agent bank", ""), ("model", "model teller", ""), waits],
+        refused,
     ]
     assert (
         report["answered"]["events"]
@@ -221,3 +317,42 @@ def test_a_person_approves_and_rejects_payments_with_the_pages_buttons(tmp_path:
         ]
         * 2
     )
+    keep(tmp_path, ("approval",))
+
+
+def test_a_folders_agents_each_have_a_page_picked_from_the_root_with_their_own_sessions(
+    tmp_path: Path,
+) -> None:
+    """`adk web tests/web`: the folder's two agent files (its test files define no agent)."""
+    node = tools()
+    runners = load_folder(str(HERE), str(tmp_path / "sessions.sqlite3"))
+    assert list(runners) == ["approval_agent", "demo_agent"]
+    try:
+        with serving(create_folder_app(runners)) as agui:
+            root = agui.removesuffix("agui")
+            report = browse(node, root, tmp_path / "profile", scenario="picker", screenshots=str(tmp_path))
+    finally:
+        close_folder(runners)
+
+    assert report["problems"] == []
+    assert report["root"]["cards"] == [
+        "approval_agentan adk agent",
+        "demo_agentA weather assistant: ask it about the weather in a city.",
+    ]
+    assert report["root"]["welcome"] == "Pick an agent | Each opens in its own page, with its own sessions."
+    first, second = report["first"], report["second"]
+    assert (first["url"].removesuffix("#"), first["agent"], first["picker"]) == (
+        f"{root}agents/approval_agent/",
+        "bank",
+        ["approval_agent*", "demo_agent"],
+    )
+    assert first["welcome"] == "bank | Say hello to bank."
+    [paid] = first["sessions"]
+    assert paid.startswith("approval_agent-")
+    assert (second["url"].removesuffix("#"), second["agent"], second["picker"], second["sessions"]) == (
+        f"{root}agents/demo_agent/",
+        "assistant",
+        ["approval_agent", "demo_agent*"],
+        [],  # the other agent's session is not listed here
+    )
+    keep(tmp_path, ("picker",))

@@ -1,15 +1,22 @@
-// The adk web page: the conversation, every event, each callback decision, state and sessions.
-// Everything shown comes from the AG-UI stream (live) or the stored events (a reopened session);
-// text from the agent is always set as text, never parsed as HTML.
+// The adk web page: the conversation, every event, each callback decision, each run's timeline,
+// state and sessions. Everything shown comes from the AG-UI stream (live) or the stored events (a
+// reopened session); text from the agent is always set as text, never parsed as HTML.
 import { newId, runAgent } from "./agui.js";
+import { describe } from "./decisions.js";
+import { icon } from "./icons.js";
+import { showAgent } from "./picker.js";
+import { timeline } from "./timeline.js";
 
 const $ = (id) => document.getElementById(id);
 const conversation = $("conversation");
 const eventLog = $("events");
 
 let threadId = "";
+let prefix = ""; // what this agent's session ids start with (several agents served: its name)
 let state = {};
 let busy = false;
+let runEvents = []; // the adk events of the run shown last, for its timeline
+let lastCall = ""; // the call the latest tool.response answers: a halt of it goes before its card
 const toolCards = new Map(); // tool call id -> its card
 const approvalCards = new Map(); // interrupt id (the waiting call's id) -> its card
 const waiting = new Set(); // the interrupts the paused run waits for: each asks for an approval
@@ -24,9 +31,11 @@ function el(tag, className, text, data = {}) {
   return node;
 }
 
-function scrolled(list, node) {
-  list.append(node);
+/** `node` added to `list` (before `before`, if given), and brought into view. */
+function scrolled(list, node, before = null) {
+  list.insertBefore(node, before);
   node.scrollIntoView({ block: "nearest" });
+  document.body.dataset.empty = "false";
   return node;
 }
 
@@ -42,8 +51,10 @@ function bubble(role, author, text, id) {
 function toolCard(id, name) {
   const card = el("li", "tool-call", undefined, { name, id });
   const head = el("div", "head");
-  head.append(el("span", "mark", "⚙ "), el("span", "name", name), el("span", "args", ""));
-  card.append(head, el("pre", "result", "running…"));
+  head.append(icon("tool"), el("span", "name", name), el("span", "args", ""));
+  const result = el("div", "result");
+  result.append(icon("result"), el("pre", "", "running…"));
+  card.append(head, result);
   toolCards.set(id, card);
   return scrolled(conversation, card);
 }
@@ -53,8 +64,10 @@ function approvalCard(id) {
   const card = el("li", "approval", undefined, { id });
   const reason = el("input", "reason");
   reason.placeholder = "reason, if you reject";
-  const approve = el("button", "approve", "Approve");
-  const reject = el("button", "reject", "Reject");
+  const approve = el("button", "approve");
+  approve.append(icon("approved"), "Approve");
+  const reject = el("button", "reject");
+  reject.append(icon("rejected"), "Reject");
   for (const control of [approve, reject, reason]) {
     control.type = control === reason ? "text" : "button";
     control.disabled = true;
@@ -63,14 +76,16 @@ function approvalCard(id) {
   reject.addEventListener("click", () => decide(card, { approved: false, reason: reason.value }));
   const controls = el("div", "controls");
   controls.append(approve, reject, reason);
-  card.append(el("div", "asked", "⏸ waiting for approval"), controls);
+  const asked = el("div", "asked");
+  asked.append(icon("deferred"), el("span", "what", "waiting for approval"));
+  card.append(asked, controls);
   approvalCards.set(id, card);
   return scrolled(conversation, card);
 }
 
 function ask(card, asked) {
   const what = `${asked.tool}(${JSON.stringify(asked.arguments)})`;
-  card.querySelector(".asked").textContent = `⏸ approve ${what}? ${asked.reason}`;
+  card.querySelector(".what").textContent = `approve ${what}? ${asked.reason}`;
 }
 
 function awaitAnswers(ids) {
@@ -107,44 +122,24 @@ function setArgs(card, raw) {
 
 function toolResult(id, content, failed) {
   const card = toolCards.get(id) ?? toolCard(id, "?");
-  const result = card.querySelector(".result");
-  result.textContent = `↳ ${content}`;
+  card.querySelector(".result pre").textContent = content;
   card.classList.toggle("failed", Boolean(failed));
 }
 
-/** One line per callback decision, as the command line shows it. */
-export function describe(d) {
-  const who = d.by.replace(/^callback:/, "");
-  const [kind, name] = d.target.split(/:(.*)/s);
-  const target = `${kind} ${name}`;
-  const failed = `${target} failed (${d.error}: ${d.message})`;
-  switch (d.kind) {
-    case "halted":
-      return ["⊘", `${who} halted ${target}; ${kind === "model" ? "the model was not called" : "it did not run"}`];
-    case "replaced":
-      return ["✎", `${who} replaced the output of ${target}`];
-    case "retried":
-      return ["↻", `${failed}; ${who} retries in ${d.wait.toFixed(2)} s (attempt ${d.attempt})`];
-    case "fell_back":
-      return ["⇄", `${failed}; ${who} falls back to ${d.to === null ? "a fallback result" : d.to.replace(":", " ")}`];
-    case "deferred": // by a callback, or by a tool marked as needing approval
-      return ["⏸", d.by === d.target ? `${target} waits for approval: ${d.reason}` : `${who} deferred ${target} for approval: ${d.reason}`];
-    case "approved":
-      return ["✔", `${target} approved (${d.call_id}); it runs`];
-    case "rejected":
-      return ["⊘", `${target} rejected (${d.call_id})${d.reason ? `: ${d.reason}` : ""}; it does not run`];
-    default:
-      return ["?", JSON.stringify(d)];
-  }
-}
-
-function decision(d) {
+/** A decision, inline; a halt of a tool call goes before that call's card, which it stopped. */
+function decision(d, callId) {
   const [mark, text] = describe(d);
-  scrolled(conversation, el("li", `note decision ${d.kind}`, `${mark} ${text}`, { kind: d.kind }));
+  const item = el("li", `note decision ${d.kind}`, undefined, { kind: d.kind });
+  item.append(icon(mark), el("span", "", text));
+  const stopped = d.kind === "halted" && d.target.startsWith("tool:") ? toolCards.get(callId) : undefined;
+  scrolled(conversation, item, stopped ?? null);
 }
 
-function note(className, text) {
-  scrolled(conversation, el("li", `note ${className}`, text));
+function note(className, text, mark) {
+  const item = el("li", `note ${className}`);
+  if (mark) item.append(icon(mark));
+  item.append(el("span", "", text));
+  scrolled(conversation, item);
 }
 
 function usageLine(e) {
@@ -154,22 +149,24 @@ function usageLine(e) {
   return parts.join(" · ");
 }
 
+/** The timeline of the run whose events were gathered, after what the run showed. */
+function endRun() {
+  const shown = timeline(runEvents);
+  runEvents = [];
+  if (shown) scrolled(conversation, shown);
+}
+
 // --- events and state ---
 
 function logEvent(e) {
   const row = el("li", "event", undefined, { object: e.object, author: e.author });
   const when = new Date(e.timestamp * 1000).toLocaleTimeString();
-  row.append(
-    el("span", "when", when),
-    el("span", "author", e.author),
-    el("span", "branch", e.branch),
-    el("span", "object", e.object),
-  );
+  row.append(el("span", "when", when), el("span", "author", e.author), el("span", "branch", e.branch), el("span", "object", e.object));
   const message = e.choices?.[0]?.message;
   if (message?.content) row.append(el("span", "content", message.content.slice(0, 120)));
   for (const call of message?.tool_calls ?? []) row.append(el("span", "call", `${call.function.name}(${call.function.arguments})`));
   if (e.model) row.append(el("span", "usage", usageLine(e)));
-  for (const d of e.decisions ?? []) row.append(el("span", `decision ${d.kind}`, describe(d).join(" ")));
+  for (const d of e.decisions ?? []) row.append(el("span", `decision ${d.kind}`, describe(d)[1]));
   const delta = e.actions?.state_delta ?? {};
   if (Object.keys(delta).length) row.append(el("span", "delta", `Δ ${JSON.stringify(delta)}`));
   if (e.error) row.append(el("span", "error", `${e.error.type}: ${e.error.message}`));
@@ -191,6 +188,13 @@ function applyPatch(ops) {
 }
 
 // --- a live run ---
+
+function onDetail(e) {
+  runEvents.push(e);
+  logEvent(e);
+  if (e.object === "tool.response") lastCall = e.choices?.[0]?.message?.tool_call_id ?? "";
+  if (e.object === "chat.completion" && e.model) note("usage", usageLine(e));
+}
 
 function onEvent(event) {
   switch (event.type) {
@@ -230,11 +234,8 @@ function onEvent(event) {
       break;
     }
     case "CUSTOM":
-      if (event.name === "adk.decision") decision(event.value);
-      else if (event.name === "adk.event") {
-        logEvent(event.value);
-        if (event.value.object === "chat.completion" && event.value.model) note("usage", usageLine(event.value));
-      }
+      if (event.name === "adk.decision") decision(event.value, lastCall);
+      else if (event.name === "adk.event") onDetail(event.value);
       break;
     case "RUN_FINISHED": {
       // Paused to ask (AG-UI 1.0's interrupt outcome): one approval per interrupt.
@@ -244,13 +245,13 @@ function onEvent(event) {
       break;
     }
     case "RUN_ERROR":
-      note("error", `✗ ${event.code ?? "error"}: ${event.message}`);
+      note("error", `${event.code ?? "error"}: ${event.message}`, "error");
       break;
   }
 }
 
 function send(text) {
-  if (!threadId) openThread(newId().slice(0, 12));
+  if (!threadId) openThread(prefix + newId().slice(0, 12));
   bubble("user", "you", text);
   return run([{ id: newId(), role: "user", content: text }]);
 }
@@ -259,11 +260,13 @@ async function run(messages, resume) {
   busy = true;
   document.body.dataset.idle = "false";
   $("send").disabled = true;
+  runEvents = [];
   try {
-    await runAgent("/agui", threadId, messages, onEvent, resume);
+    await runAgent("agui", threadId, messages, onEvent, resume);
   } catch (error) {
-    note("error", `✗ ${error.message}`);
+    note("error", error.message, "error");
   } finally {
+    endRun();
     for (const item of conversation.querySelectorAll(".live")) item.classList.remove("live");
     busy = false;
     $("send").disabled = false;
@@ -282,7 +285,7 @@ function openThread(id) {
 }
 
 async function listSessions() {
-  const response = await fetch("/api/sessions");
+  const response = await fetch("api/sessions");
   if (!response.ok) return;
   const sessions = await response.json();
   const list = $("sessions");
@@ -301,42 +304,55 @@ async function listSessions() {
   }
 }
 
-/** Show a stored session: its conversation, events, decisions and state, as they were. */
-async function reopen(id) {
-  const response = await fetch(`/api/sessions/${encodeURIComponent(id)}`);
+function clear() {
   conversation.replaceChildren();
   eventLog.replaceChildren();
   toolCards.clear();
   approvalCards.clear();
+  runEvents = [];
+  document.body.dataset.empty = "true";
+}
+
+/** One stored event, shown as it was live (its decisions all on it: the stored events are the record). */
+function replay(e, paused) {
+  runEvents.push(e);
+  logEvent(e);
+  const message = e.choices?.[0]?.message;
+  const callId = e.object === "tool.response" ? message?.tool_call_id : undefined;
+  for (const d of e.decisions ?? []) decision(d, callId);
+  if (e.object === "chat.completion" && message) {
+    if (message.role === "user") bubble("user", "you", message.content);
+    else {
+      if (message.content) bubble("assistant", e.author, message.content);
+      for (const call of message.tool_calls ?? []) setArgs(toolCard(call.id, call.function.name), call.function.arguments);
+      if (e.model) note("usage", usageLine(e));
+    }
+  } else if (e.object === "tool.response" && message) {
+    toolResult(message.tool_call_id, message.content, e.error);
+  } else if (e.object === "error" && e.error) {
+    note("error", `${e.error.type}: ${e.error.message}`, "error");
+  } else if (e.object === "tool.approval_request" && paused?.invocation_id === e.invocation_id) {
+    for (const d of e.decisions ?? []) {
+      if (d.kind === "deferred") ask(approvalCard(d.call_id), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason });
+    }
+  }
+  if (["runner.completion", "runner.paused", "error"].includes(e.object)) endRun();
+}
+
+/** Show a stored session: its conversation, events, decisions, timelines and state, as they were. */
+async function reopen(id) {
+  const response = await fetch(`api/sessions/${encodeURIComponent(id)}`);
+  clear();
   openThread(id);
   if (!response.ok) {
-    note("error", `✗ session ${id}: ${(await response.json()).detail}`);
+    note("error", `session ${id}: ${(await response.json()).detail}`, "error");
     return;
   }
   const session = await response.json();
   const last = session.events.at(-1);
   const paused = last?.object === "runner.paused" ? last : null;
-  for (const e of session.events) {
-    logEvent(e);
-    for (const d of e.decisions ?? []) decision(d); // stored events are the record: every decision
-    const message = e.choices?.[0]?.message;
-    if (e.object === "chat.completion" && message) {
-      if (message.role === "user") bubble("user", "you", message.content);
-      else {
-        if (message.content) bubble("assistant", e.author, message.content);
-        for (const call of message.tool_calls ?? []) setArgs(toolCard(call.id, call.function.name), call.function.arguments);
-        if (e.model) note("usage", usageLine(e));
-      }
-    } else if (e.object === "tool.response" && message) {
-      toolResult(message.tool_call_id, message.content, e.error);
-    } else if (e.object === "error" && e.error) {
-      note("error", `✗ ${e.error.type}: ${e.error.message}`);
-    } else if (e.object === "tool.approval_request" && paused?.invocation_id === e.invocation_id) {
-      for (const d of e.decisions ?? []) {
-        if (d.kind === "deferred") ask(approvalCard(d.call_id), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason });
-      }
-    }
-  }
+  for (const e of session.events) replay(e, paused);
+  endRun();
   awaitAnswers(paused ? paused.long_running_tool_ids : []);
   state = session.state;
   showState();
@@ -355,19 +371,20 @@ $("composer").addEventListener("submit", (submit) => {
 
 $("new-session").addEventListener("click", () => {
   if (busy) return;
-  conversation.replaceChildren();
-  eventLog.replaceChildren();
-  toolCards.clear();
-  approvalCards.clear();
+  clear();
   awaitAnswers([]);
   state = {};
   showState();
   openThread("");
 });
 
-const asked = new URLSearchParams(location.hash.slice(1)).get("session");
-openThread("");
-await listSessions();
-if (asked) await reopen(asked);
+const about = await showAgent();
+prefix = about.prefix ?? "";
+if (about.name) {
+  const asked = new URLSearchParams(location.hash.slice(1)).get("session");
+  openThread("");
+  await listSessions();
+  if (asked) await reopen(asked);
+}
 document.body.dataset.ready = "true";
 document.body.dataset.idle = "true";

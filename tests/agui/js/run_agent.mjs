@@ -2,12 +2,13 @@
 // what the client saw as JSON: each run's events, and the messages and state it ends with.
 // The client verifies every event sequence itself: an invalid one rejects runAgent.
 // Usage: node run_agent.mjs SPEC, SPEC being JSON:
-//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?, results?, resume?}]}
+//   {url, threadId, initialMessages, initialState?, runs: [{runId, tools?, answer?, results?, resume?, state?}]}
 // `answer`: after the run, the content of a tool result for each call it left pending (a
 // frontend tool the client "ran"), sent with the next run. `results`: {toolCallId: content}, tool
 // results this run sends (the client ran those calls). `resume`: this run answers the
 // interrupts the one before ended with, {interruptId: {status, payload?}}, through the client's
-// own buildResumeArray (which refuses to leave one unanswered).
+// own buildResumeArray (which refuses to leave one unanswered). `state`: the client's state before
+// this run (a shared-state front end whose user changed a setting), sent with it.
 import { buildResumeArray, HttpAgent } from "@ag-ui/client";
 
 const spec = JSON.parse(process.argv[2]);
@@ -23,6 +24,7 @@ const report = (extra) =>
 try {
   for (const run of spec.runs) {
     const events = [];
+    if (run.state !== undefined) agent.setState(run.state);
     let pending = [];
     let interrupts = [];
     for (const [toolCallId, content] of Object.entries(run.results ?? {})) {

@@ -1,0 +1,335 @@
+"""An `LlmAgent`'s model call: one envelope (docs/recovery.md).
+
+`before_model` once; attempts, each recovered by the `on_model_error` chain and the
+`RetryPolicy` (`Retry` calls again, `Fallback` stands in for the response); the partial events of
+an attempt that streams, then, if it fails, an `attempt.discarded` event; `after_model` once on
+the final response. A call whose first attempt neither streams nor fails gives its event at once,
+without a generator (`call_model`); else the envelope's generator goes on with it (`_envelope`).
+An attempt is written once (`attempt`), whichever runs it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, assert_never
+
+from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.decisions import Halted, Refused, Replaced, carry
+from adk.callbacks.registry import Callbacks, decided_by
+from adk.callbacks.results import Cont, Fallback, Halt, Retry
+from adk.compaction import take_compactions
+from adk.context import AgentContext, ModelContext
+from adk.errors import CallbackError, ResponseRejected, StreamInterruptedError, locate, where
+from adk.events import ErrorInfo, Event, LlmResponse, ObjectType
+from adk.limits.timeouts import model_bounded
+from adk.models.base import LlmRequest, Model
+from adk.recovery import Attempts, recover, sleep
+from adk.recovery.attempts import judging
+
+if TYPE_CHECKING:
+    from adk.agents.llm_steps import LlmSteps
+    from adk.agents.output import Output
+    from adk.agents.steps import Step
+
+__all__ = ["Opened", "after_model", "attempt", "call_model", "checked", "partial_event", "response_event"]
+
+
+Chunk = LlmResponse
+
+
+class Opened:
+    """An attempt that streams: the model's stream, still open, its first partial chunk, and the
+    complete response it gave before that chunk, if any."""
+
+    __slots__ = ("chunk", "response", "stream")
+
+    def __init__(self, stream: AsyncIterator[LlmResponse], chunk: LlmResponse, response: LlmResponse | None):
+        self.stream = stream
+        self.chunk = chunk
+        self.response = response
+
+
+async def attempt(
+    model: Model, request: LlmRequest, output: Output | None, limit: float | None = None
+) -> LlmResponse | Opened:
+    """One attempt: the model's complete response (checked), or its stream once it streams (the
+    caller goes on with it, and closes it); cancelled after `limit` seconds, if given."""
+    if limit is not None:
+        return await model_bounded(attempt(model, request, output), model.name, limit)
+    complete: LlmResponse | None = None
+    stream = model.generate(request)
+    handed = False
+    try:
+        async for chunk in stream:
+            if chunk.is_partial:
+                handed = True
+                return Opened(stream, chunk, complete)
+            complete = chunk
+    finally:  # _close(stream) inlined: a coroutine less per call
+        aclose = None if handed else getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if complete is None or output is not None:
+        complete = checked(model, complete, output)
+    return complete
+
+
+def checked(model: Model, response: LlmResponse | None, output: Output | None) -> LlmResponse:
+    """The complete response a model's stream ended with, if there was one and it is valid."""
+    if response is None:
+        raise StreamInterruptedError(f"model {model.name!r} ended without a response")
+    if output is not None and output.type is not None and not response.tool_calls:
+        output.check(response)  # an OutputValidationError goes to on_model_error
+    return response
+
+
+async def call_model(steps: LlmSteps) -> Step:
+    """The model call of `steps`' next step: its response's event, or the envelope that goes on
+    with a call that fails or streams. The response is `steps.answered` before it goes."""
+    if not steps.turn_left():
+        return []
+    agent, ctx, hooks = steps.agent, steps.ctx, steps.recovery
+    if agent.toolsets:
+        await agent.list_tools()
+    request = steps.request()
+    mctx: ModelContext | None = None
+    attempts: Attempts | None = None
+    model = agent.model
+    started = time.monotonic()
+    stored: list[Event] | None = None
+    if not steps.bare:  # else the context and Attempts are made only if the call fails or streams
+        attempts = Attempts(steps.policy, started)
+        mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
+        if hooks.get("before_model"):
+            deciders: list[object] = []
+            token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
+            try:
+                answer = await run_before(hooks, "before_model", mctx, deciders=deciders)
+            finally:
+                judging.reset(token)
+            stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
+            match answer:
+                case Halt(value=halted):  # it stands for the call's response
+                    attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{model.name}"))
+                    return _after(stored, [steps.answered(response_event(agent.name, ctx, halted, attempts))])
+                case Cont(ctx=mctx):
+                    model, request = mctx.model, mctx.request
+                case unreachable:
+                    assert_never(unreachable)
+    try:  # the first attempt: one that neither streams nor fails makes no generator
+        outcome = await attempt(model, request, agent._output, steps.policy.attempt_timeout)
+    except Exception as error:
+        return _after(stored, _rest(steps, request, mctx, attempts, started, error))
+    if isinstance(outcome, Opened):  # it streams: the envelope goes on with it, open
+        return _after(stored, _rest(steps, request, mctx, attempts, started, outcome))
+    if mctx is not None and attempts is not None and hooks.get("after_model"):
+        try:
+            outcome = await after_model(hooks, mctx, outcome, attempts)
+        except ResponseRejected as rejected:  # judged like a failed attempt
+            return _after(stored, _rest(steps, request, mctx, attempts, started, rejected))
+    return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
+
+
+def _after(stored: list[Event] | None, step: Step) -> Step:
+    """`step`, after the compaction events `stored` (adk.compaction), if any."""
+    if stored is None:
+        return step
+    if isinstance(step, list):
+        return [*stored, *step]
+    return _chained(stored, step)
+
+
+async def _chained(first: list[Event], then: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
+    for event in first:
+        yield event
+    try:
+        async for event in then:
+            yield event
+    finally:
+        await then.aclose()
+
+
+def _rest(
+    steps: LlmSteps,
+    request: LlmRequest,
+    mctx: ModelContext | None,
+    attempts: Attempts | None,
+    started: float,
+    first: Exception | Opened,
+) -> AsyncGenerator[Event, None]:
+    """The generator that goes on with a model call whose first attempt failed or streams."""
+    agent, ctx = steps.agent, steps.ctx
+    if mctx is None or attempts is None:  # a call without model hooks: made now
+        mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, agent.model)
+        attempts = Attempts(steps.policy, started)
+    steps.answer_pending()  # until the envelope's response is `answered`
+    return _envelope(steps, mctx, attempts, first)
+
+
+async def _envelope(
+    steps: LlmSteps, mctx: ModelContext, attempts: Attempts, first: Exception | Opened
+) -> AsyncGenerator[Event, None]:
+    """The rest of a model call: `first` is its first attempt's error, to recover, or its open
+    stream, to go on with. Yields partial events, then the final response's event, which
+    `steps` takes (`LlmSteps.answered`) before it goes."""
+    agent, ctx, hooks = steps.agent, steps.ctx, steps.recovery
+    outcome: LlmResponse | Opened | Exception | None = first
+    while True:
+        streamed = False
+        try:
+            if outcome is None:
+                outcome = await attempt(mctx.model, mctx.request, agent._output, steps.policy.attempt_timeout)
+            elif isinstance(outcome, Exception):  # handled below as if this attempt had failed
+                error, outcome = outcome, None
+                raise error
+            if isinstance(outcome, Opened):
+                streamed = True
+                stream, response = outcome.stream, outcome.response
+                try:
+                    yield partial_event(agent.name, ctx, outcome.chunk)
+                    async for chunk in _chunks(stream, mctx.model.name, steps.policy.attempt_timeout):
+                        if chunk.is_partial:
+                            yield partial_event(agent.name, ctx, chunk)
+                        else:
+                            response = chunk
+                finally:
+                    await _close(stream)
+                outcome = checked(mctx.model, response, agent._output)
+            final = outcome
+            if hooks.get("after_model"):  # a ResponseRejected fails the attempt
+                final = await after_model(hooks, mctx, final, attempts)
+            break
+        except Exception as error:
+            outcome = None
+            locate(error, f"model:{mctx.model.name}")
+            decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+            yield _attempt_failed(agent.name, ctx, error, attempts)
+            for event in _after_failure(agent.name, ctx, mctx, streamed):
+                yield event
+            match decision:
+                case Fallback(value=final):
+                    final = await _after_fallback(hooks, mctx, final, attempts)
+                    break
+                case Retry(ctx=mctx, delay=wait):
+                    await sleep(wait or 0.0)
+                case other:
+                    assert_never(other)
+    yield steps.answered(response_event(agent.name, ctx, final, attempts))
+
+
+async def after_model(
+    hooks: Callbacks, mctx: ModelContext, response: LlmResponse, attempts: Attempts
+) -> LlmResponse:
+    """The after_model chain on a call's response; each callback that replaced it decided so.
+
+    A hook that raised `ResponseRejected` refused it: the rejection, named after the hook and
+    marked where it arose, is raised for `on_model_error` to judge, and `Refused` records it.
+    """
+    replaced: list[object] = []
+    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget)
+    try:
+        response = await run_after(hooks, "after_model", response, mctx, deciders=replaced)
+    except CallbackError as error:
+        rejected = error.__cause__
+        if not isinstance(rejected, ResponseRejected):
+            raise
+        rejected.callback = f"{error.callback}.{error.hook}"
+        by = f"callback:{rejected.callback}"
+        attempts.decided(Refused(by, f"model:{mctx.model.name}", rejected.reason))
+        raise locate(rejected, by) from None
+    finally:
+        judging.reset(token)
+    for owner in replaced:
+        attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
+    return response
+
+
+def _chunks(stream: AsyncIterator[Chunk], model: str, limit: float | None) -> AsyncIterator[Chunk]:
+    """The rest of a stream; with `limit`, each chunk must come within it (a stalled stream fails)."""
+    return stream if limit is None else _bounded_chunks(stream, model, limit)
+
+
+async def _bounded_chunks(stream: AsyncIterator[Chunk], model: str, limit: float) -> AsyncIterator[Chunk]:
+    while True:
+        try:
+            chunk = await model_bounded(anext(stream), model, limit)
+        except StopAsyncIteration:
+            return
+        yield chunk
+
+
+async def _after_fallback(
+    hooks: Callbacks, mctx: ModelContext, response: LlmResponse, attempts: Attempts
+) -> LlmResponse:
+    """The after_model chain on a fallback's response; refusing it ends the call with the
+    rejection (another round of recovery could loop)."""
+    if not hooks.get("after_model"):
+        return response
+    try:
+        return await after_model(hooks, mctx, response, attempts)
+    except ResponseRejected as rejected:
+        raise carry(rejected, attempts.decisions) from None
+
+
+async def _close(stream: AsyncIterator[LlmResponse]) -> None:
+    """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def partial_event(author: str, ctx: AgentContext, chunk: LlmResponse) -> Event:
+    """The event of a streamed chunk."""
+    partial = Event.from_response(ctx.invocation_id, author, chunk)
+    partial.branch = ctx.branch
+    return partial
+
+
+def response_event(author: str, ctx: AgentContext, response: LlmResponse, attempts: Attempts | None) -> Event:
+    """The event of a model call's final response, with the decisions that shaped it (none
+    without `attempts`: a call without model hooks whose first attempt succeeded)."""
+    event = Event.from_response(ctx.invocation.invocation_id, author, response)
+    event.branch = ctx.branch
+    event.is_partial = False
+    if attempts is not None and attempts.decisions is not None:  # set only when there are some
+        event.decisions = tuple(attempts.decisions)
+    return event
+
+
+def _attempt_failed(author: str, ctx: AgentContext, error: Exception, attempts: Attempts) -> Event:
+    """Tells consumers at once how a failed attempt was recovered (the response repeats it)."""
+    decisions = attempts.decisions
+    told = 2 if type(error) is ResponseRejected else 1  # its `Refused` too
+    return Event.new(
+        ctx.invocation_id,
+        author,
+        branch=ctx.branch,
+        object=ObjectType.ATTEMPT_FAILED,
+        is_partial=True,
+        error=ErrorInfo.of(error, where(error)),
+        decisions=() if decisions is None else tuple(decisions[-told:]),
+    )
+
+
+def _after_failure(author: str, ctx: AgentContext, mctx: ModelContext, streamed: bool) -> list[Event]:
+    """What follows a failed attempt's `attempt.failed`: the roll-back of its partial output, if
+    it streamed; the compaction a recovery callback folded the request with (adk.compaction)."""
+    events = [_discarded(author, ctx, mctx)] if streamed else []
+    return events + (take_compactions(ctx.invocation, ctx.branch) or [])
+
+
+def _discarded(author: str, ctx: AgentContext, mctx: ModelContext) -> Event:
+    """Tells consumers to roll back the partial output of a failed streamed attempt."""
+    return Event.new(
+        ctx.invocation_id,
+        author,
+        branch=ctx.branch,
+        object=ObjectType.ATTEMPT_DISCARDED,
+        is_partial=True,
+        error=ErrorInfo(
+            type="AttemptDiscarded",
+            message=f"attempt {mctx.attempt} on model {mctx.model.name!r} failed after partial output",
+            where=f"model:{mctx.model.name}",
+        ),
+    )

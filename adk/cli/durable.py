@@ -1,0 +1,64 @@
+"""`adk worker`'s glue: load the agent and its store, run the worker, one line for a failure."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+
+from adk.agents.base import BaseAgent
+from adk.cli.checks import require
+from adk.cli.display import Display, visible
+from adk.cli.loading import DEFAULT_DB, load, open_sessions
+from adk.errors import CliError
+from adk.sessions.base import SessionService
+
+__all__ = ["work"]
+
+
+def work(args: argparse.Namespace, display: Display) -> int:
+    """Take durable runs of the file's agent from its queue until interrupted."""
+    require(("dbos",), "dbos", "adk worker")  # checked before the agent loads
+    from adk.durable.launch import DurableError
+    from adk.durable.runner import DurableRunner
+    from adk.durable.worker import WorkerOptions
+    from adk.durable.worker import work as run
+
+    found = load(args.path)
+    agent: BaseAgent = found if isinstance(found, BaseAgent) else found.agent
+    if args.sessions or isinstance(found, BaseAgent):
+        store = open_sessions(args.sessions or str(DEFAULT_DB))
+    else:
+        store = found.session_service
+    options = WorkerOptions(
+        args.system_database,
+        args.executor_id,
+        args.concurrency,
+        args.worker_concurrency,
+        recover=tuple(args.recover),
+    )
+
+    def ready(runner: DurableRunner) -> None:
+        who = args.executor_id or "local"
+        display.err.write(visible(f"adk worker {who}: taking runs of {runner.name!r} from its queue\n"))
+        display.err.flush()
+
+    with asyncio.Runner() as loop:
+        try:
+            loop.run(run(agent, store, options, ready))
+        except DurableError as e:
+            raise CliError(str(e)) from None
+        finally:
+            _close(store, loop)
+    return 0
+
+
+def _close(store: SessionService, loop: asyncio.Runner) -> None:
+    """Close the store's connection or pool, if it holds one (a pool belongs to `loop`)."""
+    close = getattr(store, "close", None)
+    if close is None:
+        return
+    if inspect.iscoroutinefunction(close):
+        loop.run(close())
+    else:
+        close()

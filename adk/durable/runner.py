@@ -1,0 +1,326 @@
+"""`DurableRunner`: a run is a DBOS workflow; its model attempts and tool calls are steps.
+
+The workflow runs the invocation with a plain `Runner` over a `ReplayStore` (adk/durable/replay.py),
+on an agent whose model and tools are wrapped into steps (adk/durable/steps.py). Its id is derived
+from the user, the session and the invocation: starting the same run twice runs it once, and a
+worker that comes back with the same executor id recovers the runs its predecessor left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from adk.agents.base import BaseAgent
+from adk.approvals import Answer
+from adk.callbacks.protocols import AnyCallback
+from adk.callbacks.registry import Callbacks
+from adk.durable.replay import ReplayStore
+from adk.durable.steps import make_durable
+from adk.errors import ApprovalError
+from adk.events import Event, Message, ObjectType, new_id
+from adk.recovery import RetryPolicy
+from adk.runner import Runner
+from adk.sessions.base import SessionService
+
+if TYPE_CHECKING:
+    from dbos import EnqueueOptions, WorkflowHandleAsync
+
+__all__ = ["DurableRunner", "RunHandle", "enqueue_options", "launch", "workflow_id"]
+
+
+def workflow_id(user_id: str, session_id: str, invocation_id: str) -> str:
+    """The id of the workflow that runs `invocation_id` of the session: stable, so that a run
+    submitted twice runs once."""
+    return f"adk:{user_id}:{session_id}:{invocation_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunHandle:
+    """A submitted run: its workflow, invocation, and where its events are kept."""
+
+    workflow_id: str
+    invocation_id: str
+    user_id: str
+    session_id: str
+    runner: DurableRunner
+
+    async def status(self) -> str:
+        """The workflow's status: ENQUEUED, PENDING, SUCCESS, ERROR, CANCELLED, ..."""
+        from dbos import DBOS
+
+        status = await DBOS.get_workflow_status_async(self.workflow_id)
+        return "UNKNOWN" if status is None else str(status.status)
+
+    async def result(self) -> str:
+        """Wait for the run to end; the object of its last event (`runner.completion`, `error`, ...)."""
+        from dbos import DBOS
+
+        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(self.workflow_id)
+        return await handle.get_result()
+
+    async def events(self) -> list[Event]:
+        """The run's events stored so far in the session (the product's record)."""
+        session = await self.runner.session_service.get(self.user_id, self.session_id)
+        found = session.events if session is not None else []
+        return [e for e in found if e.invocation_id == self.invocation_id]
+
+
+class DurableRunner:
+    """Runs `agent` as DBOS workflows, keeping sessions in `session_service` (shared by workers).
+
+    Create it before `adk.durable.launch()`: it registers its workflows (named after `name`, the
+    agent's by default), and `launch` its queue. `agent`'s model and tools are wrapped in place.
+    """
+
+    def __init__(
+        self,
+        agent: BaseAgent,
+        *,
+        session_service: SessionService,
+        callbacks: Iterable[AnyCallback] | Callbacks = (),
+        retry_policy: RetryPolicy | None = None,
+        name: str | None = None,
+        concurrency: int | None = None,
+        worker_concurrency: int | None = None,
+    ) -> None:
+        from dbos import DBOS
+
+        self.agent = make_durable(agent)
+        self.session_service = session_service
+        self.callbacks = Callbacks.of(callbacks)
+        self.retry_policy = retry_policy
+        self.name = name or agent.name
+        self.queue = enqueue_options(self.name, "", "", "")["queue_name"]
+        self._listeners: dict[str, asyncio.Queue[Event]] = {}
+        """The in-process consumers of `run`, by workflow id: a recovered run has none."""
+
+        async def execute(user_id: str, session_id: str, message: Message, invocation_id: str) -> str:
+            return await self._execute(user_id, session_id, message, invocation_id, None)
+
+        async def answer(
+            user_id: str, session_id: str, message: Message, invocation_id: str, answers: _Answers
+        ) -> str:
+            return await self._execute(user_id, session_id, message, invocation_id, answers)
+
+        self._workflow = DBOS.workflow(name=f"adk.run:{self.name}")(execute)
+        self._answer = DBOS.workflow(name=f"adk.answer:{self.name}")(answer)
+        self._limits = (concurrency, worker_concurrency)
+
+    async def register_queue(self) -> None:
+        """Register the runner's queue in the system database (`launch` does it, once DBOS is up)."""
+        from dbos import DBOS
+
+        await DBOS.register_queue_async(
+            self.queue,
+            global_concurrency=self._limits[0],
+            worker_concurrency=self._limits[1],
+            partition_concurrency=1,  # one run at a time per session, across the fleet
+            polling_interval_sec=0.05,
+        )
+
+    async def recover(self, executor_id: str) -> list[str]:
+        """Put back on the queue the runs of this runner that executor `executor_id` left pending,
+        for any worker to finish; their ids. Only for an executor that is gone for good: one that
+        comes back recovers them itself, and both would then run them (docs/durable.md)."""
+        from dbos import DBOS
+
+        pending = await DBOS.list_workflows_async(
+            status="PENDING", executor_id=executor_id, name=f"adk.run:{self.name}"
+        )
+        ids = [w.workflow_id for w in pending]
+        if ids:
+            await DBOS.resume_workflows_async(ids, queue_name=self.queue)
+        return ids
+
+    async def _execute(
+        self,
+        user_id: str,
+        session_id: str,
+        message: Message,
+        invocation_id: str,
+        answers: _Answers | None = None,
+    ) -> str:
+        """A workflow's body: the invocation, run (or, on recovery, run again over its record); or,
+        with `answers`, the paused invocation's calls answered and the invocation gone on with."""
+        from dbos import DBOS
+
+        since = answers.since if answers is not None else None
+        wfid = DBOS.workflow_id or workflow_id(user_id, session_id, invocation_id)
+        store = ReplayStore(self.session_service, wfid, invocation_id, since)
+        runner = Runner(
+            self.agent, session_service=store, callbacks=self.callbacks, retry_policy=self.retry_policy
+        )
+        if answers is None:
+            events = runner.run(user_id, session_id, message, invocation_id=invocation_id)
+        else:
+            events = runner.run(
+                user_id, session_id, approvals=answers.approvals, tool_results=answers.tool_results
+            )
+        last = ""
+        async for event in events:
+            listener = self._listeners.get(wfid)
+            if listener is not None:
+                listener.put_nowait(event)
+            last = str(event.object)
+        return last
+
+    async def run(
+        self,
+        user_id: str,
+        session_id: str,
+        message: str | Message | None = None,
+        *,
+        invocation_id: str | None = None,
+        approvals: Mapping[str, Answer] | None = None,
+        tool_results: Mapping[str, Any] | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run the agent on `message` as a workflow started here, yielding its events as they
+        happen; or, with `approvals` / `tool_results`, answer the session's paused run (a workflow
+        of its own, whichever process answers). A workflow of that id that already ran yields
+        nothing again."""
+        from dbos import DBOS, SetWorkflowID
+
+        options, workflow, args = await self._asked(
+            user_id, session_id, message, invocation_id, approvals, tool_results
+        )
+        wfid = options["workflow_id"]
+        listener: asyncio.Queue[Event] = asyncio.Queue()
+        self._listeners[wfid] = listener
+        try:
+            with SetWorkflowID(wfid):
+                handle = await DBOS.start_workflow_async(workflow, *args)
+            async for event in _relay(listener, handle.get_result()):
+                yield event
+        finally:
+            self._listeners.pop(wfid, None)
+
+    async def _asked(
+        self,
+        user_id: str,
+        session_id: str,
+        message: str | Message | None,
+        invocation_id: str | None,
+        approvals: Mapping[str, Answer] | None,
+        tool_results: Mapping[str, Any] | None,
+    ) -> tuple[EnqueueOptions, Callable[..., Coroutine[Any, Any, str]], tuple[Any, ...]]:
+        """The workflow that runs what is asked (a message, or answers), its options and arguments."""
+        if approvals is None and tool_results is None:
+            if message is None:
+                raise ValueError(
+                    "DurableRunner: give a message, or approvals / tool_results for a paused run"
+                )
+            inv = invocation_id or new_id()
+            args = (user_id, session_id, _message(message), inv)
+            return enqueue_options(self.name, user_id, session_id, inv), self._workflow, args
+        answers = await self._answers(user_id, session_id, approvals, tool_results)
+        inv, since = answers.invocation_id, answers.since
+        options = enqueue_options(self.name, user_id, session_id, inv, since=since)
+        return options, self._answer, (user_id, session_id, Message.user(""), inv, answers)
+
+    async def _answers(
+        self,
+        user_id: str,
+        session_id: str,
+        approvals: Mapping[str, Answer] | None,
+        tool_results: Mapping[str, Any] | None,
+    ) -> _Answers:
+        """The answers to the session's paused run, and where it paused; `ApprovalError` if none is."""
+        session = await self.session_service.get(user_id, session_id)
+        last = session.events[-1] if session is not None and session.events else None
+        if last is None or last.object != ObjectType.RUNNER_PAUSED:
+            raise ApprovalError(
+                f"session {session_id!r} of user {user_id!r} has no paused run: no call waits for an answer"
+            )
+        return _Answers(last.invocation_id, last.id, dict(approvals or {}), dict(tool_results or {}))
+
+    async def submit(
+        self,
+        user_id: str,
+        session_id: str,
+        message: str | Message | None = None,
+        *,
+        invocation_id: str | None = None,
+        approvals: Mapping[str, Answer] | None = None,
+        tool_results: Mapping[str, Any] | None = None,
+    ) -> RunHandle:
+        """Enqueue a run on the runner's DBOS queue (any worker of the fleet takes it), or the
+        answers to the session's paused run, and return its handle. Submitting the same
+        `invocation_id` again (the same pause's answers) returns the same run."""
+        from dbos import DBOS
+
+        options, _, args = await self._asked(
+            user_id, session_id, message, invocation_id, approvals, tool_results
+        )
+        await DBOS.enqueue_workflow_with_options_async(options, *args)
+        return RunHandle(options["workflow_id"], args[3], user_id, session_id, self)
+
+
+def enqueue_options(
+    name: str, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
+) -> EnqueueOptions:
+    """How a run of the `DurableRunner` named `name` is enqueued, here or from a `DBOSClient`
+    (a process without the agent): its arguments are `(user_id, session_id, Message, invocation_id)`.
+    With `since` (the id of the event a paused run paused with), the workflow that answers it.
+    The partition key keeps one run at a time per session."""
+    wfid = workflow_id(user_id, session_id, invocation_id)
+    return {
+        "workflow_name": f"adk.{'run' if since is None else 'answer'}:{name}",
+        "queue_name": f"adk.runs:{name}",
+        "workflow_id": wfid if since is None else f"{wfid}:{since}",
+        "queue_partition_key": f"{user_id}\x1f{session_id}",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Answers:
+    """What an answer workflow is given: the paused invocation, the id of the event it paused
+    with (what is stored after it is the answer's), and the answers."""
+
+    invocation_id: str
+    since: str
+    approvals: dict[str, Answer]
+    tool_results: dict[str, Any]
+
+
+async def _relay(listener: asyncio.Queue[Event], result: Awaitable[Any]) -> AsyncGenerator[Event, None]:
+    """The events a workflow started here puts in `listener`, as they come, until it ends."""
+    done = asyncio.ensure_future(result)
+    while not (done.done() and listener.empty()):
+        if listener.empty():
+            waiting = asyncio.ensure_future(listener.get())
+            await asyncio.wait({waiting, done}, return_when=asyncio.FIRST_COMPLETED)
+            if not waiting.done():
+                waiting.cancel()
+                continue
+            yield waiting.result()
+        else:
+            yield listener.get_nowait()
+    await done
+
+
+def _message(message: str | Message) -> Message:
+    return Message.user(message) if isinstance(message, str) else message
+
+
+async def launch(
+    system_database_url: str | None = None,
+    *,
+    runners: Iterable[DurableRunner] = (),
+    executor_id: str | None = None,
+    worker: bool = True,
+    app: str = "adk",
+) -> Any:
+    """Start DBOS in this process, after creating `runners`: it recovers the runs `executor_id`
+    left pending and, if `worker`, takes runs from the runners' queues (a process that only
+    submits passes `worker=False`). Raises `DurableError`, one line naming the system database,
+    when it cannot be reached."""
+    from adk.durable.launch import start
+
+    made = list(runners)
+    dbos = start(system_database_url, executor_id=executor_id, app=app, queues=None if worker else ())
+    for runner in made:
+        await runner.register_queue()
+    return dbos

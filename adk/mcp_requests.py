@@ -1,0 +1,220 @@
+"""What an MCP server asks adk's client: sampling, roots and elicitation (docs/mcp.md).
+
+Each is off unless its `McpToolset` option gives it, and only then is its capability declared
+(the server offers tools that use it only to a client that declares it):
+
+- `sampling=True` (or a check `(request, ctx) -> bool`): a `sampling/createMessage` is answered
+  by the model of the agent whose tool call is running, through that agent's `before_model` and
+  `after_model` hooks (guardrails, budgets, the runner's callbacks); a check that says False
+  refuses it. One attempt: `on_model_error` is not asked, a failure is refused in one line.
+- `roots=[...]`: paths (or `file://` URIs) answered to `roots/list`.
+- `elicitation=fn`: a server's question (`elicitation/create`) is answered in-process by
+  `fn(McpQuestion, ctx)`: a dict of the answers accepts, None declines.
+
+A server asks inside one of adk's calls to it; the request carries no reference to that call, so
+it is answered only while exactly one call runs on the connection (a toolset shared by two runs
+never answers one run's server request with the other's agent, model or person), in the context
+of that call: `current_invocation()` and `current_tool_call_id()` name it for the hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never
+
+from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.results import Cont, Halt
+from adk.context import ModelContext, ToolContext
+from adk.events import LlmResponse, Message
+from adk.models.base import LlmRequest, Model
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        ListRootsResult,
+    )
+
+__all__ = ["Answer", "McpQuestion", "Requests", "SamplingCheck"]
+
+T = TypeVar("T")
+
+SamplingCheck = Callable[[LlmRequest, ToolContext], bool]
+"""Decides whether a server's sampling request (as the request the model would be sent) runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpQuestion:
+    """A server's question to the person: its `message` and the JSON schema of the answer."""
+
+    server: str
+    message: str
+    schema: dict[str, Any] = field(default_factory=dict)
+
+
+Answer = Callable[[McpQuestion, ToolContext], "dict[str, Any] | Awaitable[dict[str, Any] | None] | None"]
+"""Answers a server's question: the answers (accept), or None (decline)."""
+
+
+class Requests:
+    """The answers of one toolset to its server's requests, and the calls they may run in."""
+
+    def __init__(
+        self, server: str, sampling: bool | SamplingCheck, roots: Sequence[str], elicitation: Answer | None
+    ) -> None:
+        self.server = server
+        self.sampling = sampling
+        self.roots = [_uri(r) for r in roots]
+        self.elicitation = elicitation
+        self._calls: list[tuple[ToolContext, contextvars.Context]] = []
+
+    def client_options(self) -> dict[str, Any]:
+        """The SDK `Client`'s callbacks for what is on: each declares its capability."""
+        options: dict[str, Any] = {}
+        if self.sampling:
+            options["sampling_callback"] = self._sample
+        if self.roots:
+            options["list_roots_callback"] = self._list_roots
+        if self.elicitation is not None:
+            options["elicitation_callback"] = self._elicit
+        return options
+
+    @contextmanager
+    def running(self, ctx: ToolContext) -> Iterator[None]:
+        """While a call runs: a server request may be answered in its context."""
+        entry = (ctx, contextvars.copy_context())
+        self._calls.append(entry)
+        try:
+            yield
+        finally:
+            self._calls.remove(entry)
+
+    async def _in_call(
+        self, what: str, work: Callable[[ToolContext], Coroutine[Any, Any, T]]
+    ) -> T | ErrorData:
+        """`work` in the context of the one call running, or the error that refuses the request."""
+        from mcp.types import INVALID_REQUEST, ErrorData
+
+        if len(self._calls) != 1:
+            running = f"{len(self._calls)} are running" if self._calls else "none is running"
+            return ErrorData(
+                code=INVALID_REQUEST,
+                message=f"adk answers {what} only during one tool call of its own; {running}",
+            )
+        ctx, context = self._calls[0]
+        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(work(ctx), context=context.copy())
+        try:
+            return await task
+        except _Refused as e:
+            return ErrorData(code=INVALID_REQUEST, message=str(e))
+        except Exception as e:
+            line = " ".join(str(e).split())
+            return ErrorData(code=INVALID_REQUEST, message=f"{what} failed: {type(e).__name__}: {line}")
+
+    async def _sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        return await self._in_call("sampling", lambda ctx: self._sample_in(ctx, params))
+
+    async def _sample_in(self, ctx: ToolContext, params: CreateMessageRequestParams) -> CreateMessageResult:
+        from mcp.types import CreateMessageResult, TextContent
+
+        model = getattr(ctx.agent, "model", None)
+        if not isinstance(model, Model):
+            raise _Refused(f"agent {ctx.agent.name!r} has no model to answer with")
+        request = LlmRequest(
+            instruction=params.system_prompt or "",
+            messages=[_message(m.role, m.content) for m in params.messages],
+            max_tokens=params.max_tokens,
+            temperature=params.temperature,
+        )
+        check = self.sampling
+        if callable(check) and not check(request, ctx):
+            raise _Refused(f"a check refused MCP server {self.server!r}'s sampling request")
+        response = await _through_hooks(ModelContext(ctx.invocation, ctx.agent, ctx.branch, request, model))
+        return CreateMessageResult(
+            role="assistant",
+            content=TextContent(type="text", text=response.content),
+            model=response.model or model.name,
+            stop_reason="endTurn",
+        )
+
+    async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
+        from mcp.types import ListRootsResult, Root
+        from pydantic import FileUrl
+
+        return ListRootsResult(roots=[Root(uri=FileUrl(uri), name=name) for uri, name in self.roots])
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        return await self._in_call("elicitation", lambda ctx: self._elicit_in(ctx, params))
+
+    async def _elicit_in(self, ctx: ToolContext, params: ElicitRequestParams) -> ElicitResult:
+        from mcp.types import ElicitRequestFormParams, ElicitResult
+
+        answer = self.elicitation
+        if answer is None:  # the callback is given to the SDK only with one
+            raise _Refused("adk answers no elicitation here")
+        if not isinstance(params, ElicitRequestFormParams):
+            raise _Refused("adk answers form elicitations only, not URL ones")
+        question = McpQuestion(self.server, params.message, dict(params.requested_schema))
+        given = answer(question, ctx)
+        if inspect.isawaitable(given):
+            given = await given
+        if given is None:
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content=dict(given))
+
+
+class _Refused(Exception):
+    """A server request adk refuses: its message is the one line the server gets."""
+
+
+async def _through_hooks(mctx: ModelContext) -> LlmResponse:
+    """The model's answer to `mctx.request`, through the agent's before_model and after_model hooks."""
+    hooks = mctx.invocation.hooks_for(mctx.agent)
+    match await run_before(hooks, "before_model", mctx):
+        case Halt(value=halted):
+            return halted
+        case Cont(ctx=mctx):
+            pass
+        case unreachable:
+            assert_never(unreachable)
+    response: LlmResponse | None = None
+    async for chunk in mctx.model.generate(mctx.request):
+        if not chunk.is_partial:
+            response = chunk
+    if response is None:
+        raise _Refused(f"model {mctx.model.name!r} ended without a response")
+    return await run_after(hooks, "after_model", response, mctx)
+
+
+def _message(role: str, content: Any) -> Message:
+    """A sampling message as adk's: text only."""
+    from mcp.types import TextContent
+
+    blocks = content if isinstance(content, list) else [content]
+    if not all(isinstance(b, TextContent) for b in blocks):
+        raise _Refused("adk samples text messages only")
+    return Message(
+        role="assistant" if role == "assistant" else "user", content="\n".join(b.text for b in blocks)
+    )
+
+
+def _uri(root: str) -> tuple[str, str]:
+    """A root's `file://` URI and its name (the directory's)."""
+    if root.startswith("file://"):
+        return root, root.rstrip("/").rsplit("/", 1)[-1]
+    path = Path(root).resolve()
+    return path.as_uri(), path.name

@@ -1,0 +1,94 @@
+"""The budget capability of a session store (adk.limits.Budget with scope `session`, `user`, `app`).
+
+A `Ledger` holds, per limit name (`total_tokens`, `input_tokens`, `output_tokens`, `usd`,
+`model_calls`, `tool_calls`, `tool:<name>`), what was spent plus what calls in flight reserved.
+Its methods are synchronous: under asyncio no other task runs between the check and the update,
+so concurrent reservations are exact. Stores implement `BudgetStore`: the in-memory store with
+ledgers of its own (`MemoryBudgets`), PostgreSQL and SQLite with a table of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+__all__ = ["BudgetStore", "Ledger", "MemoryBudgets", "crossed"]
+
+
+def crossed(
+    used: Mapping[str, float], amounts: Mapping[str, float], limits: Mapping[str, float]
+) -> str | None:
+    """The first limit that `amounts` added to `used` would cross, or None."""
+    for name, amount in amounts.items():
+        cap = limits.get(name)
+        if cap is not None and used.get(name, 0.0) + amount > cap:
+            return name
+    return None
+
+
+class Ledger:
+    """A scope's use: spent plus reserved, per limit name."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used: dict[str, float] = {}
+
+    def reserve(self, amounts: Mapping[str, float], limits: Mapping[str, float]) -> str | None:
+        """Add `amounts` unless one would cross its limit; return that limit's name (nothing added)."""
+        over = crossed(self.used, amounts, limits)
+        if over is None:
+            self.adjust(amounts)
+        return over
+
+    def adjust(self, amounts: Mapping[str, float]) -> None:
+        """Add `amounts` (negative ones release), without a check: a settlement."""
+        used = self.used
+        for name, amount in amounts.items():
+            used[name] = used.get(name, 0.0) + amount
+
+
+@runtime_checkable
+class BudgetStore(Protocol):
+    """A session store that keeps budgets for the `session`, `user` and `app` scopes, so that
+    they hold across runs and worker processes: `reserve_budget` is atomic in the store."""
+
+    async def reserve_budget(
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+    ) -> str | None:
+        """Add `amounts` to `key`'s use unless one crosses its limit: then return that limit's name."""
+        ...
+
+    async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:
+        """Add `amounts` (negative ones release) to `key`'s use."""
+        ...
+
+    async def budget_used(self, key: str) -> dict[str, float]:
+        """`key`'s use so far: spent plus reserved, per limit name."""
+        ...
+
+
+class MemoryBudgets:
+    """`BudgetStore` for a store in this process: one `Ledger` per key."""
+
+    _budget_ledgers: dict[str, Ledger] | None = None
+
+    def _ledger(self, key: str) -> Ledger:
+        ledgers = self._budget_ledgers
+        if ledgers is None:
+            ledgers = self._budget_ledgers = {}
+        ledger = ledgers.get(key)
+        if ledger is None:
+            ledger = ledgers[key] = Ledger()
+        return ledger
+
+    async def reserve_budget(
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+    ) -> str | None:
+        return self._ledger(key).reserve(amounts, limits)
+
+    async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:
+        self._ledger(key).adjust(amounts)
+
+    async def budget_used(self, key: str) -> dict[str, float]:
+        return dict(self._ledger(key).used)

@@ -1,0 +1,69 @@
+"""What a `Budget` adds to a turn: S1 (one text turn, in memory) with and without a run budget.
+
+Run from the project root: `python -m benchmarks.budget` (`--quick` for a smoke run). Prints the
+median CPU µs per turn of each, and the difference (docs/limits.md; target: under 2 µs).
+`python -m benchmarks.instructions S1 B1` counts the same in machine instructions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import statistics
+import time
+from collections.abc import AsyncIterator
+
+from adk import LlmAgent, LlmRequest, LlmResponse, Runner
+from adk.events import Usage
+from adk.limits import Budget
+from adk.sessions import InMemorySessionService
+from benchmarks.runner import InstantModel, one_run
+
+__all__ = ["make_runner"]
+
+BILLED = LlmResponse.text("hello", usage=Usage(prompt_tokens=1, completion_tokens=1, total_tokens=2))
+
+
+class BilledModel(InstantModel):
+    """S1's model, reporting its usage as real models do (else every call is a fail-closed warning)."""
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        yield BILLED
+
+
+def make_runner(budget: bool) -> Runner:
+    """S1's runner; with a run budget on tokens and cost when `budget`."""
+    callbacks = [Budget(total_tokens=10**9, usd=10**6, prices={"instant": (1.0, 2.0)})] if budget else []
+    agent = LlmAgent("bench", model=BilledModel(use_tool=False))
+    return Runner(agent, session_service=InMemorySessionService(), callbacks=callbacks)
+
+
+async def per_turn_us(budget: bool, n: int, rounds: int) -> float:
+    results = []
+    for r in range(rounds):
+        runner = make_runner(budget)
+        gc.collect()
+        start = time.process_time()
+        for i in range(n):
+            await one_run(runner, f"{r}-{i}")
+        results.append((time.process_time() - start) / n * 1e6)
+    return statistics.median(results)
+
+
+async def main(quick: bool) -> None:
+    n, rounds = (200, 3) if quick else (3000, 9)
+    bare, budgeted = [], []
+    for _ in range(3):  # interleaved, so that the machine's drift falls on both alike
+        bare.append(await per_turn_us(False, n, rounds))
+        budgeted.append(await per_turn_us(True, n, rounds))
+    without, with_budget = statistics.median(bare), statistics.median(budgeted)
+    print(f"S1 without a budget   {without:8.2f} µs a turn")
+    print(f"S1 with a run budget  {with_budget:8.2f} µs a turn")
+    print(f"a Budget adds         {with_budget - without:8.2f} µs a turn (target < 2 µs)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    asyncio.run(main(parser.parse_args().quick))

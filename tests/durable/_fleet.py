@@ -1,0 +1,112 @@
+"""Real components for the durable tests: a PostgreSQL database of the test's own (DBOS's
+system database and the sessions), and `adk worker` processes whose stderr lines are read."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import subprocess
+import sys
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from adk.events import new_id
+from tests import postgres
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = Path(__file__).with_name("crash_agent.py")
+WAIT = float(os.environ.get("ADK_TEST_WAIT", "90"))
+"""Seconds a line from a worker may take before the test fails (a worker that hangs)."""
+
+
+def _admin(sql: str) -> None:
+    import asyncpg
+
+    async def go() -> None:
+        conn = await asyncpg.connect(postgres.URL, timeout=10)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(go())
+
+
+@contextmanager
+def database() -> Iterator[str]:
+    """A new database `adk_dbos_<random>` on the test server, dropped afterwards: its URL."""
+    postgres.require()
+    name = f"adk_dbos_{new_id()[:12]}"
+    _admin(f'CREATE DATABASE "{name}"')
+    parts = urllib.parse.urlsplit(postgres.URL)
+    try:
+        yield urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class Worker:
+    """An `adk worker` process for `crash_agent.py`; its stderr lines come through `line`."""
+
+    def __init__(self, url: str, executor: str, env: dict[str, str], *extra: str) -> None:
+        command = [sys.executable, "-m", "adk", "worker", str(AGENT), "--sessions", url]
+        command += ["--system-database", url, "--executor-id", executor, *extra]
+        self.process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put("")  # the end
+
+    def until(self, start: str, count: int = 1) -> list[str]:
+        """Read lines until `count` of them start with `start`; fail naming what came instead."""
+        found: list[str] = []
+        while len(found) < count:
+            try:
+                line = self.lines.get(timeout=WAIT)
+            except queue.Empty:
+                raise AssertionError(f"no {start!r} from the worker; it said: {self.seen}") from None
+            if line == "" and self.process.poll() is not None:
+                raise AssertionError(f"the worker ended before {start!r}; it said: {self.seen}")
+            self.seen.append(line)
+            if line.startswith(start):
+                found.append(line)
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL: nothing of the worker runs after this."""
+        self.process.kill()
+        self.process.wait()
+        self._close()
+
+    def _close(self) -> None:
+        self.reader.join(WAIT)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=WAIT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._close()

@@ -1,0 +1,116 @@
+"""The agent `adk worker` runs in tests/durable/test_crash.py: a model that answers from the
+request (so that a restarted worker answers the same), and a tool with a counted effect.
+
+ADK_TEST_BLOCK names where each run stops for the test to kill the worker: `model1` (the first
+model call), `tool` (after the tool's effect, before it returns), `after_tool` (its step
+recorded, its event not stored), `model2` (after the tool completed), or `model3` (for
+ADK_TEST_SHAPE=loop: after a tool escalated); the worker then says `BLOCKED <where>` on stderr
+and waits forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from adk import BaseAgent, FunctionTool, LlmAgent, LlmResponse, LoopAgent, ToolContext
+from adk.models.base import LlmRequest
+from adk.testing import call_tool
+
+
+async def _block(where: str) -> None:
+    if os.environ.get("ADK_TEST_BLOCK") == where:
+        print(f"BLOCKED {where}", file=sys.stderr, flush=True)
+        await asyncio.Event().wait()
+
+
+async def _hold() -> None:
+    """With ADK_TEST_HOLD, a model call that takes that many seconds, marked `+` and `-` in the
+    ADK_TEST_ACTIVE file (appends from every worker, in order): how many calls overlap."""
+    hold = os.environ.get("ADK_TEST_HOLD")
+    if hold:
+        _write("+", "ADK_TEST_ACTIVE")
+        await asyncio.sleep(float(hold))
+        _write("-", "ADK_TEST_ACTIVE")
+
+
+class Planned:
+    """Calls `effect` once, then answers with what it returned."""
+
+    name = "planned"
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        last = request.messages[-1]
+        if last.role == "user":
+            await _block("model1")
+            await _hold()
+            yield call_tool("effect", call_id="call-1", note=str(last.content))
+        else:
+            await _block("model2")
+            yield LlmResponse.text(f"done: {last.content}", model=self.name)
+
+
+def _write(note: str, file: str = "ADK_TEST_COUNTER") -> None:
+    with open(os.environ[file], "a") as counter:
+        counter.write(f"{note}\n")
+        counter.flush()
+        os.fsync(counter.fileno())
+
+
+async def effect(note: str) -> str:
+    """Append a line to the counter file: the effect that must happen at most once.
+
+    Args:
+        note: what to write.
+    """
+    _write(note)
+    await _block("tool")
+    return f"wrote {note}"
+
+
+class Escalating:
+    """Calls `effect`, then `approve` (which ends the enclosing loop), then answers."""
+
+    name = "escalating"
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        answered = [m for m in request.messages if m.role == "tool"]
+        if not answered:
+            yield call_tool("effect", call_id="call-1", note=str(request.messages[-1].content))
+        elif len(answered) == 1:
+            yield call_tool("approve", call_id="call-2")
+        else:
+            await _block("model3")
+            yield LlmResponse.text("approved", model=self.name)
+
+
+def approve(ctx: ToolContext) -> str:
+    """Approve: ends the loop after this round."""
+    ctx.escalate()
+    return "ok"
+
+
+class Pause:
+    """With ADK_TEST_BLOCK=after_tool, a run stops once its tool call's step is recorded, before
+    the call's event is stored."""
+
+    async def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+        await _block("after_tool")
+        return result
+
+
+def make(shape: str) -> BaseAgent:
+    """`crash` (one agent), `approval` (the same, its tool approved first) or `loop` (a loop
+    whose agent escalates), all named `crash`."""
+    if shape == "approval":  # every call to `effect` waits for a person's approval
+        return LlmAgent("crash", model=Planned(), tools=[FunctionTool(effect, requires_approval=True)])
+    if shape == "loop":
+        inner = LlmAgent("looped", model=Escalating(), tools=[effect, approve])
+        return LoopAgent("crash", max_iterations=3, sub_agents=[inner])
+    return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Pause()])
+
+
+agent = make(os.environ.get("ADK_TEST_SHAPE", "crash"))
