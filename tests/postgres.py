@@ -149,6 +149,12 @@ class Cluster:
     def stop(self) -> None:
         self._do("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
 
+    def require_password(self, role: str, password: str) -> None:
+        """Make `role` log in with `password` (scram), ahead of the trust lines, and reload."""
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        self._do("pg_ctl", "-D", str(self.data), "reload")
+
     def running(self) -> bool:
         return (self.data / "postmaster.pid").exists()
 

@@ -32,7 +32,9 @@ class PostgresBudgets:
         pool = await self._connect()
         table = f"{self.schema}.budgets"
         if self._budgets_table is None:
-            async with pool.acquire() as conn:
+            async with pool.acquire() as conn, conn.transaction():
+                # IF NOT EXISTS is not safe against a concurrent CREATE: workers take turns here.
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))", f"adk:{self.schema}")
                 await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
                 await conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {table} (scope_key TEXT PRIMARY KEY, used JSONB NOT NULL)"

@@ -28,10 +28,27 @@ async def test_four_processes_racing_for_one_budget_make_exactly_its_model_calls
     n, runs = 4, 6
     barrier, made = spawn.Barrier(n), spawn.Queue()
     procs = [spawn.Process(target=workers.spend, args=(*shared_store, runs, barrier, made)) for _ in range(n)]
-    for p in procs:
-        p.start()
-    await asyncio.to_thread(lambda: [p.join(120) for p in procs])
-    assert [p.exitcode for p in procs] == [0] * n
-    counts = [made.get(timeout=5) for _ in range(n)]
+    with workers.started(procs):
+        assert await asyncio.to_thread(workers.join_all, procs, 120) == [0] * n
+        counts = [made.get(timeout=5) for _ in range(n)]
     assert sum(counts) == 10  # 24 runs asked; the budget allows 10 model calls, in all
     assert (await used(*shared_store))["model_calls"] == 10.0
+
+
+async def test_stores_making_the_budget_table_at_once_all_succeed() -> None:
+    # CREATE TABLE IF NOT EXISTS races itself in PostgreSQL (a unique violation in pg_type): a
+    # worker that lost it failed its first budget read, and CI's race above with it.
+    postgres.require()
+    from adk.sessions.postgres import PostgresSessionService
+
+    async with postgres.fresh_schema() as schema:
+        for _ in range(3):
+            stores = [
+                PostgresSessionService(postgres.URL, schema=schema, min_size=1, max_size=1) for _ in range(8)
+            ]
+            try:
+                await asyncio.gather(*(s._connect() for s in stores))  # connected: the race is the DDL
+                await postgres.execute(f"DROP SCHEMA {schema} CASCADE")
+                assert await asyncio.gather(*(s.budget_used("k") for s in stores)) == [{}] * 8
+            finally:
+                await asyncio.gather(*(s.close() for s in stores))

@@ -29,10 +29,8 @@ async def test_of_8_processes_racing_for_a_session_exactly_one_wins_each_round(
     procs = [
         spawn.Process(target=workers.race, args=(*shared_store, rounds, barrier, wins)) for _ in range(n)
     ]
-    for p in procs:
-        p.start()
-    await asyncio.to_thread(lambda: [p.join(120) for p in procs])
-    assert [p.exitcode for p in procs] == [0] * n
+    with workers.started(procs):
+        assert await asyncio.to_thread(workers.join_all, procs, 120) == [0] * n
     winners: dict[int, list[str]] = {}
     while not wins.empty():
         r, who = wins.get()
@@ -47,7 +45,7 @@ async def test_a_killed_holder_keeps_the_session_until_its_lease_expires_then_an
 ) -> None:
     ttl = 0.5  # the only real wait: the dead holder's lease running out
     holding = spawn.Event()
-    holder = spawn.Process(target=workers.hold, args=(*shared_store, ttl, holding))
+    holder = spawn.Process(target=workers.hold, args=(*shared_store, ttl, holding), daemon=True)
     holder.start()
     try:
         assert await asyncio.to_thread(holding.wait, 60)
@@ -111,7 +109,7 @@ async def test_four_workers_killed_five_times_leave_every_session_exact() -> Non
 
             def start(w: int) -> Any:
                 args = (postgres.URL, schema, w, n_workers, per_worker, ttl)
-                p = spawn.Process(target=workers.soak, args=args)
+                p = spawn.Process(target=workers.soak, args=args, daemon=True)  # never outlives pytest
                 p.start()
                 return p
 
@@ -128,8 +126,7 @@ async def test_four_workers_killed_five_times_leave_every_session_exact() -> Non
                 procs[w].join()
                 killed += 1
                 procs[w] = start(w)
-            await asyncio.to_thread(lambda: [p.join(300) for p in procs])
-            assert [p.exitcode for p in procs] == [0] * n_workers
+            assert await asyncio.to_thread(workers.join_all, procs, 300) == [0] * n_workers
             assert killed == kills, "the workers finished before every kill: give them more work"
 
             assert await conn.fetch(f"SELECT * FROM {schema}.violations") == []

@@ -84,16 +84,12 @@ async def test_a_server_that_refuses_is_one_clear_line_without_the_password(
     assert "s3cret" not in repr(store)
 
 
-async def test_a_wrong_password_is_one_clear_line_without_the_password(schema: str) -> None:
-    # .ci/run makes the role adk_password log in with a password (scram), ahead of the trust lines.
-    rules = await postgres.fetch(
-        "SELECT auth_method FROM pg_hba_file_rules WHERE 'adk_password' = ANY(user_name) AND error IS NULL"
-    )
-    if [row[0] for row in rules] != ["scram-sha-256"]:
-        postgres.missing("a role adk_password that must give its password (as .ci/run sets up)")
-    server = urllib.parse.urlsplit(postgres.URL)
+async def test_a_wrong_password_is_one_clear_line_without_the_password(cluster: postgres.Cluster) -> None:
+    await postgres.fetch("CREATE ROLE adk_password LOGIN PASSWORD 'the-right-one'", url=cluster.url)
+    cluster.require_password("adk_password", "the-right-one")
+    server = urllib.parse.urlsplit(cluster.url)
     store = PostgresSessionService(
-        f"postgresql://adk_password:guessed-wrong@{server.hostname}:{server.port}/test", schema=schema
+        f"postgresql://adk_password:guessed-wrong@{server.hostname}:{server.port}/postgres"
     )
     with pytest.raises(ConnectionError) as caught:
         await store.get("u", "s")

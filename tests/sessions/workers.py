@@ -7,7 +7,8 @@ import contextlib
 import json
 import os
 import random
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from multiprocessing.synchronize import Barrier
 from multiprocessing.synchronize import Event as MpEvent
 from typing import Any
@@ -26,6 +27,30 @@ from adk.testing import ScriptedModel
 from tests._runtime import Tool, call, calls
 
 
+@contextlib.contextmanager
+def started(procs: list[Any]) -> Iterator[list[Any]]:
+    """Start `procs` as daemons and kill whichever is still alive on the way out: a worker that
+    fails or hangs fails its test, and never keeps pytest waiting for it at exit."""
+    for p in procs:
+        p.daemon = True
+        p.start()
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+            p.join()
+
+
+def join_all(procs: list[Any], timeout: float) -> list[int | None]:
+    """Wait at most `timeout` seconds in all for `procs`; their exit codes (None: still running)."""
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    return [p.exitcode for p in procs]
+
+
 def open_store(where: str, schema: str, lease_ttl: float, **kw: Any) -> SessionService:
     if where.startswith("postgresql:"):
         return PostgresSessionService(where, schema=schema, lease_ttl=lease_ttl, **kw)
@@ -41,7 +66,7 @@ def race(where: str, schema: str, rounds: int, barrier: Barrier, wins: Any) -> N
         await store.get_or_create("warm", "up")  # connected before the first round
         me = str(os.getpid())
         for r in range(rounds):
-            await asyncio.to_thread(barrier.wait)
+            await asyncio.to_thread(barrier.wait, 60)
             try:
                 await store.acquire("u", f"round-{r}", me)
             except SessionBusyError:
@@ -203,7 +228,7 @@ def spend(where: str, schema: str, runs: int, barrier: Barrier, made: Any) -> No
         model = ScriptedModel([billed] * runs)
         runner = Runner(LlmAgent("root", model=model), session_service=store, callbacks=[budget])
         await store.budget_used("warm")  # connected, and the table made, before the race
-        await asyncio.to_thread(barrier.wait)
+        await asyncio.to_thread(barrier.wait, 60)
         for n in range(runs):
             async for _ in runner.run("u", f"{os.getpid()}-{n}", "hi"):
                 pass
