@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Any, ClassVar, assert_never
 
-from adk.agents.steps import Driver, OneStep, Steps
+from adk.agents.steps import Driver, OneStep, Step, Steps
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback
@@ -116,37 +116,20 @@ class BaseAgent(ABC):
 
     async def run(self, invocation: Invocation, branch: str = "") -> AsyncGenerator[Event, None]:
         """Run this agent in `invocation`, yielding its events (the runner stores and streams them)."""
-        hooks = invocation.hooks_for(self)
-        ctx = AgentContext(invocation, self, branch)
-        if hooks.get("before_agent"):
-            started = await self._before_agent(hooks, ctx)
-            if isinstance(started, Event):  # halted: the invocation ends with it
-                yield started
-                return
-            ctx = started
-            if invocation.state.has_delta:
-                yield self._state_event(ctx)
-        output: Message | None = None
-        driver = Driver(self._steps(ctx, hooks) or OneStep(self._run_body(ctx)))
+        driver = Driver(self.steps(invocation, branch))
         try:
             while not driver.over:
                 for event in await driver.batch():
-                    answer = self._claim(invocation, event)
-                    if answer is not None:
-                        output = answer
                     yield event
-        except Exception as error:
-            locate(error, f"agent:{self.name}")  # the innermost agent, unless known better
-            if not hooks.get("on_agent_error"):
-                raise
-            fell_back = await self._recover(hooks, error, ctx)
-            output = fell_back.message
-            yield fell_back
         finally:
             await driver.aclose()  # closes a workflow's children (and their tool tasks) now
-        if not invocation.ended and hooks.get("after_agent"):
-            for event in await self._after_agent(hooks, ctx, output):
-                yield event
+
+    def steps(self, invocation: Invocation, branch: str = "") -> Steps:
+        """This agent's run as steps (what `run` yields): its body's steps with its agent hooks
+        around them (`HookedSteps`)."""
+        hooks = invocation.hooks_for(self)
+        ctx = AgentContext(invocation, self, branch)
+        return HookedSteps(self, ctx, hooks, self._steps(ctx, hooks) or OneStep(self._run_body(ctx)))
 
     async def _before_agent(self, hooks: Callbacks, ctx: AgentContext) -> AgentContext | Event:
         """The before_agent chain: the context it passed on, or the final event of a `Halt`
@@ -195,15 +178,16 @@ class BaseAgent(ABC):
 
     def _bare_steps(self, invocation: Invocation) -> Steps | None:
         """For the runner: the body's steps, when `run` would only pass their events on (it is
-        not overridden, and no agent hook applies); else None. The runner then carries
-        escalations and locates errors itself, as `run` does."""
+        not overridden, and no agent hook applies); the steps with their hooks when one does; None
+        when the class has its own `run`. Bare steps' escalations and errors' locations are the
+        runner's to add, as `run` adds them."""
         if self._own_run:
             return None
         hooks = invocation.hooks_for(self)
         if hooks.objects and (
             hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
         ):
-            return None
+            return self.steps(invocation)
         return self._steps(AgentContext(invocation, self, ""), hooks)
 
     async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
@@ -243,6 +227,92 @@ class BaseAgent(ABC):
         """The state changes (and an escalation) of this agent's callbacks, as their own event."""
         event = Event.state_update(ctx.invocation_id, self.name, ctx.state.take_delta(), branch=ctx.branch)
         return carry_escalation(ctx.invocation, event)
+
+
+class HookedSteps:
+    """An agent's run as steps: before_agent, the body's steps (each event claimed for the agent,
+    on_agent_error around them), then after_agent, unless the invocation ended.
+
+    A step of the body that gives its events at once stays one step, so that a run with agent
+    hooks is driven step by step as one without them, not event by event."""
+
+    __slots__ = ("_phase", "agent", "body", "ctx", "hooks", "output", "over")
+
+    def __init__(self, agent: BaseAgent, ctx: AgentContext, hooks: Callbacks, body: Steps) -> None:
+        self.agent, self.ctx, self.hooks, self.body = agent, ctx, hooks, body
+        self.output: Message | None = None
+        """The agent's last complete answer: what after_agent is given."""
+        self.over = False
+        self._phase = _BEFORE
+
+    async def next(self) -> Step:
+        if self._phase == _BEFORE:
+            self._phase = _BODY
+            events = await self._start()
+            if events:
+                return events
+        if self._phase == _BODY and not self.body.over:
+            try:
+                step = await self.body.next()
+            except Exception as error:
+                return await self._failed(error)
+            if isinstance(step, list):
+                return self._claimed(step)
+            return self._stream(step)
+        self.over = True
+        ctx = self.ctx
+        if ctx.invocation.ended or not self.hooks.get("after_agent"):
+            return []
+        return await self.agent._after_agent(self.hooks, ctx, self.output)
+
+    async def _start(self) -> list[Event]:
+        """The before_agent chain's events: a Halt's final one (the run is then over), or the
+        state its callbacks changed."""
+        if not self.hooks.get("before_agent"):
+            return []
+        started = await self.agent._before_agent(self.hooks, self.ctx)
+        if isinstance(started, Event):  # halted: the invocation ends with it
+            self.over = True
+            return [started]
+        self.ctx = started
+        return [self.agent._state_event(started)] if started.invocation.state.has_delta else []
+
+    def _claimed(self, events: list[Event]) -> list[Event]:
+        invocation, agent = self.ctx.invocation, self.agent
+        for event in events:
+            answer = agent._claim(invocation, event)
+            if answer is not None:
+                self.output = answer
+        return events
+
+    async def _stream(self, events: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
+        """A step of the body that streams, its events claimed; its failure offered to on_agent_error."""
+        invocation, agent = self.ctx.invocation, self.agent
+        try:
+            async for event in events:
+                answer = agent._claim(invocation, event)
+                if answer is not None:
+                    self.output = answer
+                yield event
+        except Exception as error:
+            for event in await self._failed(error):
+                yield event
+        finally:
+            await events.aclose()  # its agents below, and their tool tasks, now
+
+    async def _failed(self, error: Exception) -> list[Event]:
+        """The body failed: the on_agent_error chain's final event (the body is then over), or the
+        error raised again, located at this agent unless known better."""
+        locate(error, f"agent:{self.agent.name}")
+        if not self.hooks.get("on_agent_error"):
+            raise error
+        self._phase = _AFTER
+        fell_back = await self.agent._recover(self.hooks, error, self.ctx)
+        self.output = fell_back.message
+        return [fell_back]
+
+
+_BEFORE, _BODY, _AFTER = range(3)
 
 
 def carry_escalation(invocation: Invocation, event: Event) -> Event:
