@@ -25,7 +25,7 @@ from adk.tools import BaseTool
 if TYPE_CHECKING:
     from dbos import StepOptions
 
-__all__ = ["DurableModel", "DurableTool", "ToolInterruptedError", "make_durable"]
+__all__ = ["DurableModel", "DurableTool", "ToolInterruptedError", "make_durable", "step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,8 @@ def _options(name: str) -> StepOptions:
     return {"name": name, "retries_allowed": False}
 
 
-async def _step(name: str, body: Any, *args: Any) -> Any:
+async def step(name: str, body: Any, *args: Any) -> Any:
+    """`body(*args)` as the DBOS step `name` (outside a workflow, simply called)."""
     from dbos import DBOS
 
     return await DBOS.run_step_async(_options(name), body, *args)
@@ -70,7 +71,7 @@ class DurableModel:
         return self.model.name
 
     async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
-        chunks: list[LlmResponse] = await _step(f"adk.model:{self.model.name}", self._attempt, request)
+        chunks: list[LlmResponse] = await step(f"adk.model:{self.model.name}", self._attempt, request)
         for chunk in chunks:
             yield chunk
 
@@ -103,7 +104,7 @@ class DurableTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         nonce = new_id()
-        started = await _step(f"adk.tool.start:{self.name}", _same, nonce)
+        started = await step(f"adk.tool.start:{self.name}", _same, nonce)
         cut = started != nonce  # recorded by an earlier execution that never recorded the result
 
         async def body() -> _Done | _Interrupted:
@@ -114,7 +115,7 @@ class DurableTool(BaseTool):
             value = await self.tool.run(args, ctx)
             return _Done(value, invocation.escalated and not escalated, invocation.ended and not ended)
 
-        outcome = await _step(f"adk.tool:{self.name}", body)
+        outcome = await step(f"adk.tool:{self.name}", body)
         if isinstance(outcome, _Interrupted):
             raise ToolInterruptedError(
                 f"the call to tool {self.name!r} was interrupted (its worker stopped) before its result"
@@ -133,8 +134,12 @@ async def _same(nonce: str) -> str:
 
 def make_durable(agent: BaseAgent) -> BaseAgent:
     """Wrap, in place, the model and tools of every `LlmAgent` in `agent`'s tree (an agent
-    tool's agent included); transfers and agent tools stay as they are: they change the run's
-    context, which a checkpoint does not hold. Wrapping twice does nothing more."""
+    tool's agent included), and every agent's callbacks (their answers recorded: hooks.py);
+    transfers and agent tools stay as they are: they change the run's context, which a
+    checkpoint does not hold. Wrapping twice does nothing more."""
+    from adk.durable.hooks import durable_callbacks  # it makes its steps with `step`, here
+
+    agent.callbacks = durable_callbacks(agent.callbacks)
     if isinstance(agent, LlmAgent):
         if not isinstance(agent.model, DurableModel):
             agent.model = DurableModel(agent.model)
