@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from adk import BaseAgent, FunctionTool, LlmAgent, LlmResponse, LoopAgent, ToolContext
+from adk import BaseAgent, Cont, FunctionTool, Halt, LlmAgent, LlmResponse, LoopAgent, ToolContext
 from adk.models.base import LlmRequest
 from adk.testing import call_tool
 
@@ -102,9 +103,22 @@ class Pause:
         return result
 
 
+class Gate:
+    """Lets tool calls through until the clock passes ADK_TEST_OPEN_UNTIL (seconds since the
+    epoch), then halts them: a hook that reads the clock, so a restarted worker may answer
+    otherwise than the one that was killed."""
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[str]:
+        if time.time() < float(os.environ["ADK_TEST_OPEN_UNTIL"]):
+            return Cont(ctx)
+        return Halt("closed")
+
+
 def make(shape: str) -> BaseAgent:
-    """`crash` (one agent), `approval` (the same, its tool approved first) or `loop` (a loop
-    whose agent escalates), all named `crash`."""
+    """`crash` (one agent), `approval` (the same, its tool approved first), `loop` (a loop
+    whose agent escalates) or `gate` (its tool calls behind `Gate`), all named `crash`."""
+    if shape == "gate":
+        return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Gate()])
     if shape == "approval":  # every call to `effect` waits for a person's approval
         return LlmAgent("crash", model=Planned(), tools=[FunctionTool(effect, requires_approval=True)])
     if shape == "loop":

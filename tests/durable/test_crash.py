@@ -136,6 +136,43 @@ def test_a_killed_worker_s_runs_complete_when_it_comes_back(where: str, tmp_path
             assert _shape(events) == expected
 
 
+@pytest.mark.parametrize("opened", [False, True])
+def test_a_hook_s_decision_is_replayed_when_the_restarted_worker_would_decide_otherwise(
+    opened: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate reads the clock: closed (Halt) before the kill and open after it, or the other
+    way round. The recovered run keeps the first worker's decision: no step mismatch, the tool's
+    effect as that decision said."""
+    counter = tmp_path / "effects"
+    until = {True: "1e12", False: "0"}  # open until far ahead; closed since 1970
+    env = {"ADK_TEST_COUNTER": str(counter), "ADK_TEST_SHAPE": "gate"}
+    with database() as url:
+        first = Worker(url, "w1", {**env, "ADK_TEST_OPEN_UNTIL": until[opened], "ADK_TEST_BLOCK": "model2"})
+        again: Worker | None = None
+        client = DBOSClient(system_database_url=url)
+        try:
+            first.until("adk worker w1: taking runs")
+            _enqueue(client, 0)
+            first.until("BLOCKED model2")
+            first.kill()
+            again = Worker(url, "w1", {**env, "ADK_TEST_OPEN_UNTIL": until[not opened]})
+            result, steps = _result(client, 0), _steps(client, 0)
+        finally:
+            client.destroy()
+            first.stop()
+            if again is not None:
+                again.stop()
+        events = asyncio.run(_stored(url, 1))["s0"]
+    ran = ["adk.tool.start:effect", "adk.tool:effect"] if opened else []
+    assert result == "runner.completion"
+    assert steps == [*STEPS[:2], "adk.hook:Gate.before_tool", *ran, STEPS[-1]]
+    assert (counter.read_text().splitlines() if counter.exists() else []) == (["n0"] if opened else [])
+    monkeypatch.setenv("ADK_TEST_COUNTER", str(tmp_path / "plain-effects"))
+    monkeypatch.setenv("ADK_TEST_OPEN_UNTIL", until[opened])
+    plain = Runner(crash_agent.make("gate")).run_sync("u", "plain", "n0")
+    assert _shape(events) == _shape(plain)
+
+
 def test_a_worker_recovers_the_runs_of_one_that_never_comes_back(tmp_path: Path) -> None:
     counter = tmp_path / "effects"
     env = {"ADK_TEST_COUNTER": str(counter)}
