@@ -3,9 +3,9 @@ request (so that a restarted worker answers the same), and a tool with a counted
 
 ADK_TEST_BLOCK names where each run stops for the test to kill the worker: `model1` (the first
 model call), `tool` (after the tool's effect, before it returns), `after_tool` (its step
-recorded, its event not stored), `model2` (after the tool completed), or `model3` (for
-ADK_TEST_SHAPE=loop: after a tool escalated); the worker then says `BLOCKED <where>` on stderr
-and waits forever.
+recorded, its event not stored), `append` (inside the store's append of the tool's event, its
+row committed), `model2` (after the tool completed), or `model3` (for ADK_TEST_SHAPE=loop:
+after a tool escalated); the worker then says `BLOCKED <where>` on stderr and waits forever.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from adk import BaseAgent, Cont, FunctionTool, Halt, LlmAgent, LlmResponse, LoopAgent, ToolContext
+from adk.events import Event
 from adk.models.base import LlmRequest
+from adk.sessions.base import Session
+from adk.sessions.postgres import PostgresSessionService
 from adk.testing import call_tool
 
 
@@ -126,5 +129,20 @@ def make(shape: str) -> BaseAgent:
         return LoopAgent("crash", max_iterations=3, sub_agents=[inner])
     return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Pause()])
 
+
+def _blocking_append() -> None:
+    """With ADK_TEST_BLOCK=append, the worker's store blocks once a tool's event is committed."""
+    append = PostgresSessionService.append_event
+
+    async def append_event(self: PostgresSessionService, session: Session, event: Event) -> None:
+        await append(self, session, event)
+        if event.object == "tool.response":
+            await _block("append")
+
+    PostgresSessionService.append_event = append_event  # type: ignore[method-assign]
+
+
+if os.environ.get("ADK_TEST_BLOCK") == "append":
+    _blocking_append()
 
 agent = make(os.environ.get("ADK_TEST_SHAPE", "crash"))
