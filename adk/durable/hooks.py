@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from adk.callbacks.registry import DECLARED, Callbacks, HookImpl, callback_name
 from adk.callbacks.results import Cont, Raise, Retry
-from adk.durable.steps import step
+from adk.durable.checkpoint import step
 from adk.errors import WorkflowMismatchError
 from adk.models.base import Model
 from adk.tools import BaseTool
@@ -95,14 +95,25 @@ class _DurableHook:
             return _recordable(self.step, _encode(out, args))
 
         recorded = await step(self.step, ask)
-        return asked[0] if asked else _decode(recorded, args, self)
+        return asked[0] if asked else await _decode(recorded, args, self)
+
+    async def again(self, args: tuple[Any, ...]) -> Any:
+        """The context the hook answers with now (None if it answers otherwise): asked only to
+        find a model or tool object again (a `Budget` wraps its model anew: it meters)."""
+        try:
+            out = self.fn(*args)
+            if self.is_async:
+                out = await out
+        except Exception:
+            return None
+        return getattr(out, "ctx", None)
 
 
 def durable_callbacks(callbacks: Callbacks) -> Callbacks:
     """`callbacks` with each deciding hook's answers recorded as steps; the same if done already."""
     hooks: dict[str, tuple[HookImpl, ...]] = {}
-    for name in DECLARED:
-        impls = callbacks.get(name)
+    for name, declared in DECLARED.items():
+        impls = callbacks.get(declared)
         if name in DECIDING:
             impls = tuple(_wrapped(impl, name) for impl in impls)
         hooks[name] = impls
@@ -160,38 +171,44 @@ def _recordable(step_name: str, recorded: Any) -> Any:
     return recorded
 
 
-def _decode(recorded: Any, args: tuple[Any, ...], hook: _DurableHook) -> Any:
+async def _decode(recorded: Any, args: tuple[Any, ...], hook: _DurableHook) -> Any:
     """The answer `recorded` stands for, given the hook's arguments now."""
     value, ctx = args[0], args[-1]
     kind = type(recorded)
     if kind is _Same:
         return value
     if kind is _Cont:
-        return Cont(_applied(value, recorded.changed, hook))
+        return Cont(await _applied(value, recorded.changed, hook, args))
     if kind is _Retry:
-        return Retry(_applied(ctx, recorded.changed, hook), recorded.delay)
+        return Retry(await _applied(ctx, recorded.changed, hook, args), recorded.delay)
     if kind is _Raise:
         return Raise(value if recorded.error is None else recorded.error)
     return recorded
 
 
-def _applied(ctx: Any, changed: dict[str, Any] | None, hook: _DurableHook) -> Any:
+async def _applied(
+    ctx: Any, changed: dict[str, Any] | None, hook: _DurableHook, args: tuple[Any, ...]
+) -> Any:
     """`ctx` with the recorded changes (models and tools found again by name)."""
     if changed is None:
         return ctx
     if "" in changed:
         return changed[""]
-    fields = {
-        name: _found(ctx, now, hook) if type(now) is _Ref else now for name, now in changed.items()
-    }
+    now = await hook.again(args) if any(type(v) is _Ref for v in changed.values()) else None
+    fields = {name: _found(ctx, v, hook, now) if type(v) is _Ref else v for name, v in changed.items()}
     return dataclasses.replace(ctx, **fields)
 
 
-def _found(ctx: Any, ref: _Ref, hook: _DurableHook) -> Any:
-    """The model or tool `ref` names: the context's, its agent's, or one the callback holds."""
+def _found(ctx: Any, ref: _Ref, hook: _DurableHook, now: Any) -> Any:
+    """The model or tool `ref` names: the one the hook answers with now, if it is that one; else
+    the context's, its agent's, or one the callback holds."""
     agent = ctx.agent
     kind: type = BaseTool if ref.kind == "tool" else Model
-    near: list[object] = [getattr(ctx, ref.kind, None), getattr(agent, ref.kind, None)]
+    near: list[object] = [
+        getattr(now, ref.kind, None),
+        getattr(ctx, ref.kind, None),
+        getattr(agent, ref.kind, None),
+    ]
     near += list(getattr(agent, "tools", {}).values())
     for candidate in [*near, *_held(hook.owner)]:
         if isinstance(candidate, kind) and getattr(candidate, "name", None) == ref.name:

@@ -10,22 +10,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from adk.agents.base import BaseAgent
 from adk.agents.llm import LlmAgent
 from adk.agents.tool import AgentTool
 from adk.agents.transfer import TransferTool
 from adk.context import ToolContext
+from adk.durable.checkpoint import step
+from adk.durable.hooks import durable_callbacks
 from adk.errors import ToolInterruptedError
 from adk.events import LlmResponse, ToolDeclaration, new_id
 from adk.models.base import LlmRequest, Model
 from adk.tools import BaseTool
 
-if TYPE_CHECKING:
-    from dbos import StepOptions
-
-__all__ = ["DurableModel", "DurableTool", "ToolInterruptedError", "make_durable", "step"]
+__all__ = ["DurableModel", "DurableTool", "ToolInterruptedError", "make_durable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,19 +39,6 @@ class _Done:
 @dataclass(frozen=True, slots=True)
 class _Interrupted:
     """The checkpointed outcome of a cut call that is not run again (it pickles, unlike a closure)."""
-
-
-def _options(name: str) -> StepOptions:
-    """A step that DBOS never retries: adk's own recovery (`on_model_error`, the retry policy)
-    decides, and each attempt it makes is a step of its own."""
-    return {"name": name, "retries_allowed": False}
-
-
-async def step(name: str, body: Any, *args: Any) -> Any:
-    """`body(*args)` as the DBOS step `name` (outside a workflow, simply called)."""
-    from dbos import DBOS
-
-    return await DBOS.run_step_async(_options(name), body, *args)
 
 
 class DurableModel:
@@ -137,8 +123,6 @@ def make_durable(agent: BaseAgent) -> BaseAgent:
     tool's agent included), and every agent's callbacks (their answers recorded: hooks.py);
     transfers and agent tools stay as they are: they change the run's context, which a
     checkpoint does not hold. Wrapping twice does nothing more."""
-    from adk.durable.hooks import durable_callbacks  # it makes its steps with `step`, here
-
     agent.callbacks = durable_callbacks(agent.callbacks)
     if isinstance(agent, LlmAgent):
         if not isinstance(agent.model, DurableModel):
