@@ -1,15 +1,24 @@
-"""A durable turn's overhead: `python -m benchmarks.durable [--turns N] [--postgres URL]`.
+"""A durable turn's overhead, and the queue's throughput:
+`python -m benchmarks.durable [--turns N] [--postgres URL] [--workers W --runs R]`.
 
 The same S2 turn (model → tool → model, scripted) on an in-memory session store: by a plain
 `Runner`, then by a `DurableRunner` with DBOS's system database in a temporary SQLite file, or in
 the PostgreSQL database at `--postgres` (a database of its own: DBOS writes its tables there).
 Prints ms per turn, one turn after another; a durable turn writes a workflow and 5 steps.
+
+With `--workers W --runs R` (and `--postgres`): W `adk worker` processes of
+benchmarks/durable_agent.py share the database; R runs (each its own session) are enqueued
+through DBOS's client, and the runs per second from the first enqueue to the last result are
+printed. Its sessions are in the same database.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -55,11 +64,58 @@ async def _durable(turns: int, system_database: str) -> float:
         shutdown()
 
 
+def _fleet(url: str, workers: int, runs: int) -> float:
+    """Runs per second of `workers` worker processes over `runs` queued runs."""
+    from dbos import DBOSClient
+
+    from adk.durable.runner import enqueue_options
+    from adk.events import Message
+
+    agent = Path(__file__).with_name("durable_agent.py")
+    command = [sys.executable, "-m", "adk", "worker", str(agent), "--sessions", url, "--system-database", url]
+    procs = [
+        subprocess.Popen(
+            [*command, "--executor-id", f"bench-{n}", "--concurrency", "8"],
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(workers)
+    ]
+    client = DBOSClient(system_database_url=url)
+    try:
+        for proc in procs:  # each says it takes runs once DBOS is up
+            assert proc.stderr is not None
+            proc.stderr.readline()
+        started = time.perf_counter()
+        ids = []
+        for i in range(runs):
+            options = enqueue_options("bench", "u", f"q{i}", f"inv{i}")
+            client.enqueue(options, "u", f"q{i}", Message.user("price?"), f"inv{i}")
+            ids.append(options["workflow_id"])
+        for wfid in ids:
+            client.retrieve_workflow(wfid).get_result(polling_interval_sec=0.05)
+        return runs / (time.perf_counter() - started)
+    finally:
+        client.destroy()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--postgres", help="a postgresql:// URL of a database for DBOS's tables")
+    parser.add_argument("--workers", type=int, help="with --postgres: the queue's throughput with this many")
+    parser.add_argument("--runs", type=int, default=1000, help="runs queued for --workers")
     args = parser.parse_args()
+    if args.workers:
+        rate = _fleet(args.postgres, args.workers, args.runs)
+        print(f"queue: {args.runs} runs, {args.workers} workers, concurrency 8: {rate:8.1f} runs/s")
+        return
     plain = asyncio.run(_plain(args.turns))
     print(f"plain turn:            {plain:8.3f} ms")
     with tempfile.TemporaryDirectory() as folder:

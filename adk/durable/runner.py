@@ -17,6 +17,7 @@ from adk.agents.base import BaseAgent
 from adk.approvals import Answer
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.durable.hooks import durable_callbacks
 from adk.durable.replay import ReplayStore
 from adk.durable.steps import make_durable
 from adk.errors import ApprovalError
@@ -90,7 +91,7 @@ class DurableRunner:
 
         self.agent = make_durable(agent)
         self.session_service = session_service
-        self.callbacks = Callbacks.of(callbacks)
+        self.callbacks = durable_callbacks(Callbacks.of(callbacks))
         self.retry_policy = retry_policy
         self.name = name or agent.name
         self.queue = enqueue_options(self.name, "", "", "")["queue_name"]

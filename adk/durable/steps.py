@@ -10,20 +10,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from adk.agents.base import BaseAgent
 from adk.agents.llm import LlmAgent
 from adk.agents.tool import AgentTool
 from adk.agents.transfer import TransferTool
 from adk.context import ToolContext
+from adk.durable.checkpoint import step
+from adk.durable.hooks import durable_callbacks
 from adk.errors import ToolInterruptedError
 from adk.events import LlmResponse, ToolDeclaration, new_id
 from adk.models.base import LlmRequest, Model
 from adk.tools import BaseTool
-
-if TYPE_CHECKING:
-    from dbos import StepOptions
 
 __all__ = ["DurableModel", "DurableTool", "ToolInterruptedError", "make_durable"]
 
@@ -42,18 +41,6 @@ class _Interrupted:
     """The checkpointed outcome of a cut call that is not run again (it pickles, unlike a closure)."""
 
 
-def _options(name: str) -> StepOptions:
-    """A step that DBOS never retries: adk's own recovery (`on_model_error`, the retry policy)
-    decides, and each attempt it makes is a step of its own."""
-    return {"name": name, "retries_allowed": False}
-
-
-async def _step(name: str, body: Any, *args: Any) -> Any:
-    from dbos import DBOS
-
-    return await DBOS.run_step_async(_options(name), body, *args)
-
-
 class DurableModel:
     """A `Model` whose every `generate` call (one attempt) is a DBOS step.
 
@@ -70,7 +57,7 @@ class DurableModel:
         return self.model.name
 
     async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
-        chunks: list[LlmResponse] = await _step(f"adk.model:{self.model.name}", self._attempt, request)
+        chunks: list[LlmResponse] = await step(f"adk.model:{self.model.name}", self._attempt, request)
         for chunk in chunks:
             yield chunk
 
@@ -103,7 +90,7 @@ class DurableTool(BaseTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         nonce = new_id()
-        started = await _step(f"adk.tool.start:{self.name}", _same, nonce)
+        started = await step(f"adk.tool.start:{self.name}", _same, nonce)
         cut = started != nonce  # recorded by an earlier execution that never recorded the result
 
         async def body() -> _Done | _Interrupted:
@@ -114,7 +101,7 @@ class DurableTool(BaseTool):
             value = await self.tool.run(args, ctx)
             return _Done(value, invocation.escalated and not escalated, invocation.ended and not ended)
 
-        outcome = await _step(f"adk.tool:{self.name}", body)
+        outcome = await step(f"adk.tool:{self.name}", body)
         if isinstance(outcome, _Interrupted):
             raise ToolInterruptedError(
                 f"the call to tool {self.name!r} was interrupted (its worker stopped) before its result"
@@ -133,8 +120,10 @@ async def _same(nonce: str) -> str:
 
 def make_durable(agent: BaseAgent) -> BaseAgent:
     """Wrap, in place, the model and tools of every `LlmAgent` in `agent`'s tree (an agent
-    tool's agent included); transfers and agent tools stay as they are: they change the run's
-    context, which a checkpoint does not hold. Wrapping twice does nothing more."""
+    tool's agent included), and every agent's callbacks (their answers recorded: hooks.py);
+    transfers and agent tools stay as they are: they change the run's context, which a
+    checkpoint does not hold. Wrapping twice does nothing more."""
+    agent.callbacks = durable_callbacks(agent.callbacks)
     if isinstance(agent, LlmAgent):
         if not isinstance(agent.model, DurableModel):
             agent.model = DurableModel(agent.model)

@@ -3,9 +3,9 @@ request (so that a restarted worker answers the same), and a tool with a counted
 
 ADK_TEST_BLOCK names where each run stops for the test to kill the worker: `model1` (the first
 model call), `tool` (after the tool's effect, before it returns), `after_tool` (its step
-recorded, its event not stored), `model2` (after the tool completed), or `model3` (for
-ADK_TEST_SHAPE=loop: after a tool escalated); the worker then says `BLOCKED <where>` on stderr
-and waits forever.
+recorded, its event not stored), `append` (inside the store's append of the tool's event, its
+row committed), `model2` (after the tool completed), or `model3` (for ADK_TEST_SHAPE=loop:
+after a tool escalated); the worker then says `BLOCKED <where>` on stderr and waits forever.
 """
 
 from __future__ import annotations
@@ -13,11 +13,15 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from adk import BaseAgent, FunctionTool, LlmAgent, LlmResponse, LoopAgent, ToolContext
+from adk import BaseAgent, Cont, FunctionTool, Halt, LlmAgent, LlmResponse, LoopAgent, ToolContext
+from adk.events import Event
 from adk.models.base import LlmRequest
+from adk.sessions.base import Session
+from adk.sessions.postgres import PostgresSessionService
 from adk.testing import call_tool
 
 
@@ -102,9 +106,22 @@ class Pause:
         return result
 
 
+class Gate:
+    """Lets tool calls through until the clock passes ADK_TEST_OPEN_UNTIL (seconds since the
+    epoch), then halts them: a hook that reads the clock, so a restarted worker may answer
+    otherwise than the one that was killed."""
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[str]:
+        if time.time() < float(os.environ["ADK_TEST_OPEN_UNTIL"]):
+            return Cont(ctx)
+        return Halt("closed")
+
+
 def make(shape: str) -> BaseAgent:
-    """`crash` (one agent), `approval` (the same, its tool approved first) or `loop` (a loop
-    whose agent escalates), all named `crash`."""
+    """`crash` (one agent), `approval` (the same, its tool approved first), `loop` (a loop
+    whose agent escalates) or `gate` (its tool calls behind `Gate`), all named `crash`."""
+    if shape == "gate":
+        return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Gate()])
     if shape == "approval":  # every call to `effect` waits for a person's approval
         return LlmAgent("crash", model=Planned(), tools=[FunctionTool(effect, requires_approval=True)])
     if shape == "loop":
@@ -112,5 +129,20 @@ def make(shape: str) -> BaseAgent:
         return LoopAgent("crash", max_iterations=3, sub_agents=[inner])
     return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Pause()])
 
+
+def _blocking_append() -> None:
+    """With ADK_TEST_BLOCK=append, the worker's store blocks once a tool's event is committed."""
+    append = PostgresSessionService.append_event
+
+    async def append_event(self: PostgresSessionService, session: Session, event: Event) -> None:
+        await append(self, session, event)
+        if event.object == "tool.response":
+            await _block("append")
+
+    PostgresSessionService.append_event = append_event  # type: ignore[method-assign]
+
+
+if os.environ.get("ADK_TEST_BLOCK") == "append":
+    _blocking_append()
 
 agent = make(os.environ.get("ADK_TEST_SHAPE", "crash"))

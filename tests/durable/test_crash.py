@@ -27,6 +27,8 @@ from tests.durable._fleet import WAIT, Worker, database
 
 RUNS = 3
 STEPS = ["adk.lease", "adk.model:planned", "adk.tool.start:effect", "adk.tool:effect", "adk.model:planned"]
+"""A run's steps without callbacks; the `crash` agent's `Pause` adds its after_tool's answer."""
+PAUSED = [*STEPS[:4], "adk.hook:Pause.after_tool", STEPS[4]]
 
 
 def _shape(events: list[Any]) -> list[tuple[str, str, str, tuple[str, ...]]]:
@@ -80,22 +82,24 @@ def _enqueue(client: DBOSClient, i: int) -> None:
     client.enqueue(options, "u", f"s{i}", Message.user(f"n{i}"), f"inv{i}")
 
 
-def _result(client: DBOSClient, i: int) -> Any:
-    """The run's result, or a failure after `WAIT` seconds (a run nobody recovers)."""
+def _result(client: DBOSClient, i: int | str) -> Any:
+    """The result of run `i` (or of the workflow of that id), or a failure after `WAIT` seconds
+    (a run nobody recovers)."""
+    wfid = _id(i) if isinstance(i, int) else i
     with ThreadPoolExecutor(1) as thread:
-        waiting = thread.submit(client.retrieve_workflow(_id(i)).get_result, polling_interval_sec=0.05)
+        waiting = thread.submit(client.retrieve_workflow(wfid).get_result, polling_interval_sec=0.05)
         try:
             return waiting.result(timeout=WAIT)
         except TimeoutError:
-            client.cancel_workflow(_id(i))  # the thread's wait ends with it
-            raise AssertionError(f"run {_id(i)} did not end in {WAIT}s") from None
+            client.cancel_workflow(wfid)  # the thread's wait ends with it
+            raise AssertionError(f"run {wfid} did not end in {WAIT}s") from None
 
 
-def _steps(client: DBOSClient, i: int) -> list[str]:
-    return [step["function_name"] for step in client.list_workflow_steps(_id(i))]
+def _steps(client: DBOSClient, i: int | str) -> list[str]:
+    return [step["function_name"] for step in client.list_workflow_steps(_id(i) if isinstance(i, int) else i)]
 
 
-@pytest.mark.parametrize("where", ["model1", "tool", "after_tool", "model2"])
+@pytest.mark.parametrize("where", ["model1", "tool", "after_tool", "append", "model2"])
 def test_a_killed_worker_s_runs_complete_when_it_comes_back(where: str, tmp_path: Path) -> None:
     counter = tmp_path / "effects"
     env = {"ADK_TEST_COUNTER": str(counter)}
@@ -119,7 +123,8 @@ def test_a_killed_worker_s_runs_complete_when_it_comes_back(where: str, tmp_path
                 again.stop()
         stored = asyncio.run(_stored(url))
     assert results == ["runner.completion"] * RUNS
-    assert steps == [STEPS] * RUNS  # each step once: none made again after the kill
+    made = STEPS if where == "tool" else PAUSED  # a call that failed has no after_tool
+    assert steps == [made] * RUNS  # each step once: none made again after the kill
     effects = sorted(counter.read_text().splitlines())
     assert effects == [f"n{i}" for i in range(RUNS)]  # once each: at most once, and here exactly once
     for i in range(RUNS):
@@ -134,6 +139,43 @@ def test_a_killed_worker_s_runs_complete_when_it_comes_back(where: str, tmp_path
             assert _shape(events)[4] == expected[4]
         else:
             assert _shape(events) == expected
+
+
+@pytest.mark.parametrize("opened", [False, True])
+def test_a_hook_s_decision_is_replayed_when_the_restarted_worker_would_decide_otherwise(
+    opened: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate reads the clock: closed (Halt) before the kill and open after it, or the other
+    way round. The recovered run keeps the first worker's decision: no step mismatch, the tool's
+    effect as that decision said."""
+    counter = tmp_path / "effects"
+    until = {True: "1e12", False: "0"}  # open until far ahead; closed since 1970
+    env = {"ADK_TEST_COUNTER": str(counter), "ADK_TEST_SHAPE": "gate"}
+    with database() as url:
+        first = Worker(url, "w1", {**env, "ADK_TEST_OPEN_UNTIL": until[opened], "ADK_TEST_BLOCK": "model2"})
+        again: Worker | None = None
+        client = DBOSClient(system_database_url=url)
+        try:
+            first.until("adk worker w1: taking runs")
+            _enqueue(client, 0)
+            first.until("BLOCKED model2")
+            first.kill()
+            again = Worker(url, "w1", {**env, "ADK_TEST_OPEN_UNTIL": until[not opened]})
+            result, steps = _result(client, 0), _steps(client, 0)
+        finally:
+            client.destroy()
+            first.stop()
+            if again is not None:
+                again.stop()
+        events = asyncio.run(_stored(url, 1))["s0"]
+    ran = ["adk.tool.start:effect", "adk.tool:effect"] if opened else []
+    assert result == "runner.completion"
+    assert steps == [*STEPS[:2], "adk.hook:Gate.before_tool", *ran, STEPS[-1]]
+    assert (counter.read_text().splitlines() if counter.exists() else []) == (["n0"] if opened else [])
+    monkeypatch.setenv("ADK_TEST_COUNTER", str(tmp_path / "plain-effects"))
+    monkeypatch.setenv("ADK_TEST_OPEN_UNTIL", until[opened])
+    plain = Runner(crash_agent.make("gate")).run_sync("u", "plain", "n0")
+    assert _shape(events) == _shape(plain)
 
 
 def test_a_worker_recovers_the_runs_of_one_that_never_comes_back(tmp_path: Path) -> None:
@@ -160,7 +202,7 @@ def test_a_worker_recovers_the_runs_of_one_that_never_comes_back(tmp_path: Path)
                 other.stop()
         stored = asyncio.run(_stored(url))
     assert results == ["runner.completion"] * RUNS
-    assert steps == [STEPS] * RUNS
+    assert steps == [PAUSED] * RUNS
     assert executors == ["w2"] * RUNS
     assert sorted(counter.read_text().splitlines()) == [f"n{i}" for i in range(RUNS)]
     assert [_shape(stored[f"s{i}"]) for i in range(RUNS)] == [_plain(f"n{i}") for i in range(RUNS)]
@@ -270,6 +312,51 @@ async def _answer(url: str) -> str:
     try:
         handle = await runner.submit("u", "s0", approvals={"call-1": Approve()})
         return await asyncio.wait_for(handle.result(), WAIT)
+    finally:
+        shutdown()
+        await store.close()
+
+
+def test_a_worker_killed_while_it_resumes_an_answered_pause_finishes_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = tmp_path / "effects"
+    monkeypatch.setenv("ADK_TEST_COUNTER", str(tmp_path / "plain-effects"))  # for the plain run here
+    env = {"ADK_TEST_COUNTER": str(counter), "ADK_TEST_SHAPE": "approval"}
+    with database() as url:
+        first = Worker(url, "w1", {**env, "ADK_TEST_BLOCK": "model2"})
+        again: Worker | None = None
+        client = DBOSClient(system_database_url=url)
+        try:
+            first.until("adk worker w1: taking runs")
+            _enqueue(client, 0)
+            paused = _result(client, 0)
+            answer = asyncio.run(_submit_answer(url))  # from a third process; w1 takes it
+            first.until("BLOCKED model2")  # the approved call ran, its event stored
+            first.kill()
+            again = Worker(url, "w1", env)
+            answered, steps = _result(client, answer), _steps(client, answer)
+        finally:
+            client.destroy()
+            first.stop()
+            if again is not None:
+                again.stop()
+        events = asyncio.run(_stored(url, 1))["s0"]
+    expected = asyncio.run(_plain_answered())
+    assert (paused, answered) == ("runner.paused", "runner.completion")
+    assert steps == STEPS[:1] + STEPS[2:]  # the lease, the approved call, the model: each once
+    assert counter.read_text().splitlines() == ["n0"]  # exactly once
+    assert len({e.id for e in events}) == len(events)
+    assert _shape(events) == _shape(expected)
+
+
+async def _submit_answer(url: str) -> str:
+    """Answer the pause from this process, which takes no runs; the answer's workflow id."""
+    store = PostgresSessionService(url)
+    runner = DurableRunner(crash_agent.make("approval"), session_service=store)
+    await launch(url, runners=[runner], executor_id="answering", worker=False)
+    try:
+        return (await runner.submit("u", "s0", approvals={"call-1": Approve()})).workflow_id
     finally:
         shutdown()
         await store.close()
