@@ -28,7 +28,14 @@ from adk.events import Event, LlmResponse, Message, ObjectType, new_choice, new_
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
 from adk.recovery.attempts import judging
-from adk.recovery.overflow import context_limit, kept_from, overflowed_before, settle, shortened
+from adk.recovery.overflow import (
+    context_limit,
+    context_window,
+    kept_from,
+    overflowed_before,
+    settle,
+    shortened,
+)
 from adk.recovery.policy import DEFAULT_POLICY
 
 __all__ = ["DROPPED", "SUMMARY", "Compact", "check_context", "stored", "take_compactions"]
@@ -175,19 +182,23 @@ class Compact:
         return made[1]
 
 
-def check_context(agent: str, max_context_tokens: int | None, callbacks: Sequence[object]) -> int | None:
+def check_context(
+    agent: str, max_context_tokens: int | None, callbacks: Sequence[object], model: Model
+) -> int | None:
     """An agent's `max_context_tokens`, checked: more than 0, and no less than the threshold of a
-    `Compact` among its `callbacks` (one past the context would start too late)."""
-    if max_context_tokens is None:
-        return None
-    if max_context_tokens <= 0:
+    `Compact` among its `callbacks` (one past the context would start too late); without it, the
+    model's `context_window` is held to the same."""
+    if max_context_tokens is not None and max_context_tokens <= 0:
         raise ValueError(f"agent {agent!r}: max_context_tokens must be more than 0, got {max_context_tokens}")
+    window = context_window(model)
+    limit, said = (
+        (max_context_tokens, f"max_context_tokens={max_context_tokens}")
+        if max_context_tokens is not None
+        else (window, f"model {model.name!r} context_window={window}")
+    )
     for callback in callbacks:
-        if isinstance(callback, Compact) and (callback.threshold_tokens or 0) > max_context_tokens:
-            raise ValueError(
-                f"agent {agent!r}: {callback!r} starts past the model's context"
-                f" (max_context_tokens={max_context_tokens})"
-            )
+        if limit is not None and isinstance(callback, Compact) and (callback.threshold_tokens or 0) > limit:
+            raise ValueError(f"agent {agent!r}: {callback!r} starts past the model's context ({said})")
     return max_context_tokens
 
 
@@ -274,7 +285,11 @@ def stored(ctx: ModelContext) -> LlmRequest:
 
 
 def _store(
-    ctx: ModelContext, decision: Compacted, written: Sequence[Decision], summary: list[Message], first: Message
+    ctx: ModelContext,
+    decision: Compacted,
+    written: Sequence[Decision],
+    summary: list[Message],
+    first: Message,
 ) -> None:
     """Put the compaction event where the model call stores it before its response; the history
     then goes on from the event whose message is `first` (the first message kept). Its decisions:

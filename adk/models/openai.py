@@ -75,6 +75,7 @@ class OpenAIModel:
         response_format: dict[str, Any] | None = None,
         schema_format: Literal["json_schema", "json_object"] = "json_schema",
         stream_usage: bool = True,
+        context_window: int | None = None,
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -85,7 +86,14 @@ class OpenAIModel:
                     "(or give a base_url for a server that needs no key)"
                 )
             api_key = _PLACEHOLDER_KEY
+        if context_window is not None and context_window <= 0:
+            raise ValueError(
+                f"OpenAIModel({model!r}): context_window must be more than 0, got {context_window}"
+            )
         self._model = model
+        self.context_window = context_window
+        """The model's context, in tokens, if given: what `Compact` and the default recovery of a
+        `ContextOverflowError` keep a request within when the agent sets no `max_context_tokens`."""
         self._secret = None if api_key == _PLACEHOLDER_KEY else api_key
         """The key, or None for the placeholder, which is no secret."""
         self._owns_client = http_client is None

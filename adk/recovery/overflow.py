@@ -22,6 +22,7 @@ from adk.recovery.attempts import judging
 __all__ = [
     "DropOldestTurns",
     "context_limit",
+    "context_window",
     "kept_from",
     "overflowed_before",
     "settle",
@@ -50,9 +51,18 @@ def shortened(request: LlmRequest, messages: list[Message]) -> LlmRequest:
 
 
 def context_limit(ctx: ModelContext) -> int | None:
-    """The agent's `max_context_tokens`, if it has one."""
+    """The agent's `max_context_tokens`, if it has one; else the context of the model called
+    (its `context_window`, if it says), so a fallback model's own counts."""
     limit = getattr(ctx.agent, "max_context_tokens", None)
+    if limit is None:
+        limit = context_window(ctx.model)
     return limit if isinstance(limit, int) else None
+
+
+def context_window(model: object) -> int | None:
+    """What a model says its context is (an optional `context_window` attribute), if it says."""
+    window = getattr(model, "context_window", None)
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
 
 
 def settle(error: ContextOverflowError) -> ContextOverflowError:

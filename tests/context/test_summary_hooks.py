@@ -77,11 +77,18 @@ async def test_the_summary_runs_its_own_hooks_and_is_retried_by_its_own_policy()
         "agent after_model scripted: a3",
     ]
     assert len(summarizer.requests) == 2 and said(summarizer.requests[1]) == said(summarizer.requests[0])
-    assert said(model.requests[2]) == [f"user: {SUMMARY}S1", f"user: {Q[2]}", "assistant: a2", f"user: {Q[3]}"]
+    assert said(model.requests[2]) == [
+        f"user: {SUMMARY}S1",
+        f"user: {Q[2]}",
+        "assistant: a2",
+        f"user: {Q[3]}",
+    ]
     [compaction] = [e for e in events if e.object == ObjectType.COMPACTION]
     whole = [*model.requests[1].messages, Message.assistant("a2"), Message.user(Q[3])]  # 227 tokens
     assert compaction.decisions == (
-        Retried("callback:RetryPolicy.on_model_error", "model:summarizer", 2, 0.0, "ConnectionError", "reset"),
+        Retried(
+            "callback:RetryPolicy.on_model_error", "model:summarizer", 2, 0.0, "ConnectionError", "reset"
+        ),
         Compacted(
             "callback:Compact.before_model",
             "model:scripted",
