@@ -119,7 +119,8 @@ async def test_a_summary_that_fails_past_its_bound_leaves_the_request_and_an_ove
         "summary before_model summarizer attempt 1",
         "summary on_model_error summarizer attempt 1: ConnectionError('reset')",
         "summary on_model_error summarizer attempt 2: ConnectionError('reset')",
-        "summary on_model_error summarizer attempt 2: RetriesExhausted('gave up after 2 attempt(s): ConnectionError: reset')",
+        "summary on_model_error summarizer attempt 2:"
+        " RetriesExhausted('gave up after 2 attempt(s): ConnectionError: reset')",
     ]
     assert said(model.requests[2]) == [
         f"user: {Q[1]}",
