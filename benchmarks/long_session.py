@@ -79,8 +79,8 @@ async def memory(rounds: int, turns: int) -> tuple[float, float]:
         store = InMemorySessionService()
         await prefill(store, f"long-{r}")
         runner = Runner(agent(), session_service=store)
-        fresh.append(await turns_us(lambda: runner, f"fresh-{r}", turns))
-        long.append(await turns_us(lambda: runner, f"long-{r}", turns))
+        fresh.append(await turns_us(lambda runner=runner: runner, f"fresh-{r}", turns))
+        long.append(await turns_us(lambda runner=runner: runner, f"long-{r}", turns))
     return statistics.median(fresh), statistics.median(long)
 
 
@@ -90,14 +90,11 @@ async def sqlite(rounds: int, turns: int, directory: Path, new_worker: bool) -> 
         path = directory / f"{new_worker}-{r}.sqlite3"
         await prefill(SqliteSessionService(path), "long")
         kept = Runner(agent(), session_service=SqliteSessionService(path))
-
-        def fresh_worker() -> Runner:
-            return Runner(agent(), session_service=SqliteSessionService(path))
-
-        def same() -> Runner:
-            return kept
-
-        make = fresh_worker if new_worker else same
+        make: Callable[[], Runner] = (
+            (lambda path=path: Runner(agent(), session_service=SqliteSessionService(path)))
+            if new_worker
+            else (lambda kept=kept: kept)
+        )
         if not new_worker:  # the runner's first read of each session is the other row's cost
             await turn(make(), "fresh")
             await turn(make(), "long")

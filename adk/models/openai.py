@@ -86,14 +86,10 @@ class OpenAIModel:
                     "(or give a base_url for a server that needs no key)"
                 )
             api_key = _PLACEHOLDER_KEY
-        if context_window is not None and context_window <= 0:
-            raise ValueError(
-                f"OpenAIModel({model!r}): context_window must be more than 0, got {context_window}"
-            )
         self._model = model
-        self.context_window = context_window
-        """The model's context, in tokens, if given: what `Compact` and the default recovery of a
-        `ContextOverflowError` keep a request within when the agent sets no `max_context_tokens`."""
+        self.context_window = _window(model, context_window)
+        """The model's context in tokens, if given: what requests are held to when the agent sets
+        no `max_context_tokens` (docs/context.md)."""
         self._secret = None if api_key == _PLACEHOLDER_KEY else api_key
         """The key, or None for the placeholder, which is no secret."""
         self._owns_client = http_client is None
@@ -433,3 +429,10 @@ def _seconds(value: str | None) -> float | None:
     except ValueError:
         return None
     return max(number, 0.0) if math.isfinite(number) else None
+
+
+def _window(model: str, context_window: int | None) -> int | None:
+    """`context_window`, checked: more than 0 if given."""
+    if context_window is not None and context_window <= 0:
+        raise ValueError(f"OpenAIModel({model!r}): context_window must be more than 0, got {context_window}")
+    return context_window
