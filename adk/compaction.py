@@ -14,16 +14,29 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import assert_never
 
-from adk.callbacks.decisions import Compacted
-from adk.callbacks.registry import decided_by
-from adk.callbacks.results import Cont, Raise, Retry
+from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.decisions import Compacted, Decision, Halted
+from adk.callbacks.protocols import AnyCallback
+from adk.callbacks.registry import Callbacks, decided_by
+from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.context import Invocation, ModelContext
-from adk.errors import ContextOverflowError
-from adk.events import Event, Message, ObjectType, new_choice, new_event
+from adk.errors import ContextOverflowError, locate
+from adk.events import Event, LlmResponse, Message, ObjectType, new_choice, new_event
 from adk.models.base import LlmRequest, Model
-from adk.recovery.overflow import context_limit, kept_from, overflowed_before, settle, shortened
+from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
+from adk.recovery.attempts import judging
+from adk.recovery.overflow import (
+    context_limit,
+    context_window,
+    kept_from,
+    overflowed_before,
+    settle,
+    shortened,
+)
+from adk.recovery.policy import DEFAULT_POLICY
 
 __all__ = ["DROPPED", "SUMMARY", "Compact", "check_context", "stored", "take_compactions"]
 
@@ -47,9 +60,11 @@ class Compact:
     """Fold the older turns of the conversation before a model call that would pass the threshold.
 
     `keep_last` whole turns before the current one stay as they are; the current turn always
-    does. `summarize` is the model that writes the summary (None: older turns are dropped).
-    `threshold_tokens` defaults to the agent's `max_context_tokens`; without either, compaction
-    starts only on a `ContextOverflowError`.
+    does. `summarize` is the model that writes the summary (None: older turns are dropped); its
+    call is an envelope of its own: `callbacks` are its model hooks (before_model, after_model,
+    on_model_error), and `retry_policy` bounds its attempts (default: the agent's, else the
+    run's). `threshold_tokens` defaults to the agent's `max_context_tokens`, else the model's
+    `context_window`; without any, compaction starts only on a `ContextOverflowError`.
     """
 
     def __init__(
@@ -58,6 +73,9 @@ class Compact:
         summarize: Model | None = None,
         drop_tool_results: bool = False,
         threshold_tokens: int | None = None,
+        *,
+        callbacks: Iterable[AnyCallback] | Callbacks = (),
+        retry_policy: RetryPolicy | None = None,
     ) -> None:
         if keep_last < 0:
             raise ValueError(f"Compact: keep_last must be 0 or more, got {keep_last}")
@@ -67,6 +85,12 @@ class Compact:
         self.summarize = summarize
         self.drop_tool_results = drop_tool_results
         self.threshold_tokens = threshold_tokens
+        self.callbacks = Callbacks.of(callbacks)
+        """The summary model's own hooks (not the agent's, nor the runner's: a `Compact` among
+        those would fold the summary's own request)."""
+        self.retry_policy = retry_policy
+        self._hooks: tuple[RetryPolicy, Callbacks] | None = None
+        """The last policy and the summary call's chain made for it (callbacks + policy)."""
 
     def __repr__(self) -> str:
         return (
@@ -117,9 +141,11 @@ class Compact:
             if threshold and lighter.estimated_tokens <= threshold:
                 return lighter
         summary: list[Message] = []
+        written: Sequence[Decision] = ()
         if self.summarize is not None:
             try:
-                summary = [Message.user(SUMMARY + await _summary(self.summarize, old))]
+                text, written = await self._summary(ctx, self.summarize, old)
+                summary = [Message.user(SUMMARY + text)]
             except Exception as failed:  # the request goes on as it is; an overflow names this
                 log.warning("Compact: the summary model failed (%s); the request goes on unshortened", failed)
                 ctx.invocation.set_state(_FAILED + ctx.branch, failed)
@@ -128,23 +154,51 @@ class Compact:
         saved = request.estimated_tokens - folded.estimated_tokens
         by = decided_by(self, "before_model" if threshold else "on_model_error")
         decision = Compacted(by, f"model:{ctx.model.name}", len(old), saved)
-        _store(ctx, decision, summary, kept[0])
+        _store(ctx, decision, written, summary, kept[0])
         return folded
 
+    async def _summary(
+        self, ctx: ModelContext, model: Model, messages: list[Message]
+    ) -> tuple[str, Sequence[Decision]]:
+        """The summary `model` writes of `messages`, through the summary's own hooks and retries;
+        and what they decided on the way (stored with the `Compacted` decision)."""
+        transcript = "\n".join(_line(m) for m in messages)
+        request = LlmRequest(instruction=_INSTRUCTION, messages=[Message.user(transcript)])
+        policy = self.retry_policy or getattr(ctx.agent, "retry_policy", None)
+        policy = policy or ctx.invocation.retry_policy or DEFAULT_POLICY
+        hooks = self._chain(policy)
+        attempts = Attempts(policy)
+        sctx = ModelContext(ctx.invocation, ctx.agent, ctx.branch, request, model)
+        text = (await _called(hooks, sctx, attempts)).content.strip()
+        if not text:
+            raise ValueError(f"the summary model {model.name!r} answered with no text")
+        return text, attempts.decisions or ()
 
-def check_context(agent: str, max_context_tokens: int | None, callbacks: Sequence[object]) -> int | None:
+    def _chain(self, policy: RetryPolicy) -> Callbacks:
+        """The summary call's chain: its own callbacks, then the policy's (made once per policy)."""
+        made = self._hooks
+        if made is None or made[0] is not policy:
+            made = self._hooks = (policy, self.callbacks + policy_callbacks(policy))
+        return made[1]
+
+
+def check_context(
+    agent: str, max_context_tokens: int | None, callbacks: Sequence[object], model: Model
+) -> int | None:
     """An agent's `max_context_tokens`, checked: more than 0, and no less than the threshold of a
-    `Compact` among its `callbacks` (one past the context would start too late)."""
-    if max_context_tokens is None:
-        return None
-    if max_context_tokens <= 0:
+    `Compact` among its `callbacks` (one past the context would start too late); without it, the
+    model's `context_window` is held to the same."""
+    if max_context_tokens is not None and max_context_tokens <= 0:
         raise ValueError(f"agent {agent!r}: max_context_tokens must be more than 0, got {max_context_tokens}")
+    window = context_window(model)
+    limit, said = (
+        (max_context_tokens, f"max_context_tokens={max_context_tokens}")
+        if max_context_tokens is not None
+        else (window, f"model {model.name!r} context_window={window}")
+    )
     for callback in callbacks:
-        if isinstance(callback, Compact) and (callback.threshold_tokens or 0) > max_context_tokens:
-            raise ValueError(
-                f"agent {agent!r}: {callback!r} starts past the model's context"
-                f" (max_context_tokens={max_context_tokens})"
-            )
+        if limit is not None and isinstance(callback, Compact) and (callback.threshold_tokens or 0) > limit:
+            raise ValueError(f"agent {agent!r}: {callback!r} starts past the model's context ({said})")
     return max_context_tokens
 
 
@@ -152,17 +206,47 @@ def _dropped(message: Message) -> Message:
     return Message.tool(DROPPED, tool_call_id=message.tool_call_id or "", name=message.name or "")
 
 
-async def _summary(model: Model, messages: list[Message]) -> str:
-    """The summary `model` writes of `messages`, its one call (no hooks, no retries of its own)."""
-    transcript = "\n".join(_line(m) for m in messages)
-    request = LlmRequest(instruction=_INSTRUCTION, messages=[Message.user(transcript)])
-    text = ""
-    async for response in model.generate(request):
-        if not response.is_partial:
-            text = response.content
-    if not text.strip():
-        raise ValueError(f"the summary model {model.name!r} answered with no text")
-    return text.strip()
+async def _called(hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> LlmResponse:
+    """One model call as an agent makes it (docs/recovery.md), without streaming: before_model
+    once, attempts judged by the on_model_error chain and held to the policy's bound, after_model
+    on the response (a failing after_model fails the attempt)."""
+    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget)
+    try:
+        deciders: list[object] = []
+        match await run_before(hooks, "before_model", mctx, deciders=deciders):
+            case Halt(value=halted):
+                attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}"))
+                return halted
+            case Cont(ctx=mctx):
+                pass
+            case unreachable:
+                assert_never(unreachable)
+        while True:
+            try:
+                response = await _generated(mctx.model, mctx.request)
+                return await run_after(hooks, "after_model", response, mctx)
+            except Exception as error:
+                locate(error, f"model:{mctx.model.name}")
+                match await recover(hooks, "on_model_error", error, mctx, attempts):
+                    case Fallback(value=fallback):  # after_model sees it, as an agent's call's
+                        return await run_after(hooks, "after_model", fallback, mctx)
+                    case Retry(ctx=mctx, delay=wait):
+                        await sleep(wait or 0.0)
+                    case other:
+                        assert_never(other)
+    finally:
+        judging.reset(token)
+
+
+async def _generated(model: Model, request: LlmRequest) -> LlmResponse:
+    """The complete response `model` gives `request`."""
+    response: LlmResponse | None = None
+    async for chunk in model.generate(request):
+        if not chunk.is_partial:
+            response = chunk
+    if response is None:
+        raise ValueError(f"the summary model {model.name!r} ended without a response")
+    return response
 
 
 def _line(message: Message) -> str:
@@ -200,16 +284,23 @@ def stored(ctx: ModelContext) -> LlmRequest:
     return request
 
 
-def _store(ctx: ModelContext, decision: Compacted, summary: list[Message], first: Message) -> None:
+def _store(
+    ctx: ModelContext,
+    decision: Compacted,
+    written: Sequence[Decision],
+    summary: list[Message],
+    first: Message,
+) -> None:
     """Put the compaction event where the model call stores it before its response; the history
-    then goes on from the event whose message is `first` (the first message kept)."""
+    then goes on from the event whose message is `first` (the first message kept). Its decisions:
+    those of the summary's call (`written`), then `decision`."""
     events = ctx.invocation.session.events
     kept = next((e.id for e in reversed(events) if any(c.message is first for c in e.choices)), "")
     if not kept:  # not in the session (an agent tool's history): this call's request only
         return
     event = new_event(ctx.invocation_id, ctx.agent.name, ObjectType.COMPACTION, ctx.branch)
     event.choices = [new_choice(m) for m in summary]
-    event.decisions = (dataclasses.replace(decision, kept_from=kept),)
+    event.decisions = (*written, dataclasses.replace(decision, kept_from=kept))
     key = _PENDING + ctx.branch
     pending: list[Event] = ctx.invocation.get_state(key) or []
     ctx.invocation.set_state(key, [*pending, event])

@@ -63,9 +63,13 @@ class ScriptedModel:
     tool calls' arguments word by word, then complete.
     """
 
-    def __init__(self, steps: Iterable[Step], *, name: str = "scripted") -> None:
+    def __init__(
+        self, steps: Iterable[Step], *, name: str = "scripted", context_window: int | None = None
+    ) -> None:
         self._steps = list(steps)
         self._name = name
+        self.context_window = context_window
+        """The context it says it has, in tokens (as `OpenAIModel(context_window=)`), if any."""
         self.requests: list[LlmRequest] = []
         """Every request received, in order."""
 

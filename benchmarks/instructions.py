@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 
+LONG_TURNS = "for i in range(n): await long_session.turn(r, 'long')"
 RUNS = {
     # name: (iterations, the body of `async def main(n)`)
     "S1": (1000, "r = runner.make_runner('S1')\n    for i in range(n): await runner.one_run(r, str(i))"),
@@ -28,6 +29,9 @@ RUNS = {
     "B1": (1000, "r = budget.make_runner(True)\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3.1": (500, "r = runner.make_runner('S3.1')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    # a turn in a fresh session, and in one of 10,000 events with a compaction (benchmarks.long_session)
+    "L0": (200, "r = await long_session.memory_runner(0)\n    " + LONG_TURNS),
+    "L10k": (200, "r = await long_session.memory_runner(10_000)\n    " + LONG_TURNS),
     "floor before, 1 hook": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS, CTX)"),
     "floor before, 3 hooks": (20_000, "for _ in range(n): await chain.floor_before_sync(FNS * 3, CTX)"),
     "run_before Callbacks, 1": (20_000, "for _ in range(n): await run_before(CBS, 'before_model', CTX)"),
@@ -43,7 +47,7 @@ RUNS = {
 
 PROGRAM = """
 import asyncio, gc, sys
-from benchmarks import budget, chain, runner
+from benchmarks import budget, chain, long_session, runner
 from adk.callbacks import Callbacks, run_after, run_before
 gc.collect()
 gc.freeze()

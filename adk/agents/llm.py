@@ -93,9 +93,9 @@ class LlmAgent(BaseAgent):
         if TRANSFER_TOOL in self.tools:
             raise ValueError(f"agent {name!r}: the tool name {TRANSFER_TOOL!r} is kept for transfers")
         self.max_iterations = max_iterations
-        self.max_context_tokens = check_context(name, max_context_tokens, self.callbacks.objects)
-        """The model's context, in tokens: a `Compact`'s default threshold, and how much the
-        default recovery of a `ContextOverflowError` keeps (docs/context.md)."""
+        self.max_context_tokens = check_context(name, max_context_tokens, self.callbacks.objects, self.model)
+        """The model's context, in tokens (None: the model's `context_window`, if any): a `Compact`'s
+        default threshold, and what the default recovery of an overflow keeps (docs/context.md)."""
         self.retry_policy = retry_policy
         self._output = Output(name, output_type, output_key) if output_type or output_key else None
         self._correct = Callbacks.of([CorrectOutput(name, output_retries)]) if output_type else Callbacks.of()

@@ -101,6 +101,10 @@ class Model(Protocol):
     Partial chunks have `is_partial=True` and a `delta`; the last response is complete
     (`is_partial=False`, `done=True`, a full `message`). A non-streamed request yields exactly one
     complete response. Failures are raised as exceptions, which `on_model_error` then sees.
+
+    A model may also say how long its context is, in tokens: an optional `context_window`
+    attribute (`OpenAIModel(context_window=)`), read where an agent sets no `max_context_tokens`
+    (docs/context.md). It is not part of the protocol: a model without it is a model.
     """
 
     @property

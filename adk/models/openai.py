@@ -75,6 +75,7 @@ class OpenAIModel:
         response_format: dict[str, Any] | None = None,
         schema_format: Literal["json_schema", "json_object"] = "json_schema",
         stream_usage: bool = True,
+        context_window: int | None = None,
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -86,6 +87,9 @@ class OpenAIModel:
                 )
             api_key = _PLACEHOLDER_KEY
         self._model = model
+        self.context_window = _window(model, context_window)
+        """The model's context in tokens, if given: what requests are held to when the agent sets
+        no `max_context_tokens` (docs/context.md)."""
         self._secret = None if api_key == _PLACEHOLDER_KEY else api_key
         """The key, or None for the placeholder, which is no secret."""
         self._owns_client = http_client is None
@@ -425,3 +429,10 @@ def _seconds(value: str | None) -> float | None:
     except ValueError:
         return None
     return max(number, 0.0) if math.isfinite(number) else None
+
+
+def _window(model: str, context_window: int | None) -> int | None:
+    """`context_window`, checked: more than 0 if given."""
+    if context_window is not None and context_window <= 0:
+        raise ValueError(f"OpenAIModel({model!r}): context_window must be more than 0, got {context_window}")
+    return context_window

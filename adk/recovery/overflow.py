@@ -1,5 +1,5 @@
 """A request too long for the model: where its turns begin, and the default recovery, which drops
-the oldest whole turns and retries once (docs/context.md).
+the oldest whole turns and retries, halving them again at each refusal (docs/context.md).
 
 A turn begins at a user message and runs to the next: a tool call and its result are always in the
 same turn, so cutting at turns never separates them. The system instruction is not a message, and
@@ -22,6 +22,7 @@ from adk.recovery.attempts import judging
 __all__ = [
     "DropOldestTurns",
     "context_limit",
+    "context_window",
     "kept_from",
     "overflowed_before",
     "settle",
@@ -50,9 +51,18 @@ def shortened(request: LlmRequest, messages: list[Message]) -> LlmRequest:
 
 
 def context_limit(ctx: ModelContext) -> int | None:
-    """The agent's `max_context_tokens`, if it has one."""
+    """The agent's `max_context_tokens`, if it has one; else the context of the model called
+    (its `context_window`, if it says), so a fallback model's own counts."""
     limit = getattr(ctx.agent, "max_context_tokens", None)
+    if limit is None:
+        limit = context_window(ctx.model)
     return limit if isinstance(limit, int) else None
+
+
+def context_window(model: object) -> int | None:
+    """What a model says its context is (an optional `context_window` attribute), if it says."""
+    window = getattr(model, "context_window", None)
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
 
 
 def settle(error: ContextOverflowError) -> ContextOverflowError:
@@ -72,8 +82,10 @@ def overflowed_before() -> bool:
 @dataclass(frozen=True, slots=True)
 class DropOldestTurns:
     """The default recovery of a `ContextOverflowError`: drop the oldest whole turns before the
-    current one and retry once (within the retry policy's bound). With the agent's
-    `max_context_tokens`, as many as the estimate needs to fit it; without, the older half.
+    current one and retry, within the retry policy's bound. The first time, with the agent's
+    `max_context_tokens` (or the model's `context_window`), as many as the estimate needs to fit
+    it; without, the older half. Each further refusal of the same call halves the older turns
+    left, until the model takes the request or only the current turn is left (then it stands).
 
     It stands before the policy at the end of every chain, so a `Compact` (or any callback that
     answers an overflow, e.g. a fallback to a model with a longer context) answers first. The
@@ -81,21 +93,17 @@ class DropOldestTurns:
     """
 
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Retry[ModelContext] | Raise:
-        if not isinstance(error, ContextOverflowError) or overflowed_before():
-            return Raise(error)
-        if getattr(error, "_adk_settled", False):
+        if not isinstance(error, ContextOverflowError) or getattr(error, "_adk_settled", False):
             return Raise(error)
         messages = ctx.request.messages
         starts = [i for i in turn_starts(messages) if i > 0]  # a cut falls where a turn begins
         if not starts:
             return Raise(error)
+        cut = starts[(len(starts) - 1) // 2]  # the older half
         limit = context_limit(ctx)
-        cut = starts[(len(starts) - 1) // 2] if limit is None else starts[-1]
-        if limit is not None:
-            for start in starts:
-                if shortened(ctx.request, messages[start:]).estimated_tokens <= limit:
-                    cut = start
-                    break
+        if limit is not None and not overflowed_before():  # else the estimate was short: halve
+            fits = (s for s in starts if shortened(ctx.request, messages[s:]).estimated_tokens <= limit)
+            cut = next(fits, starts[-1])
         request = shortened(ctx.request, messages[cut:])
         return Retry(dataclasses.replace(ctx, request=request), delay=0.0)
 

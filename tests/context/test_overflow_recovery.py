@@ -3,16 +3,18 @@ retried once; a `Compact` folds and retries; a user callback may move to a longe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+import tenacity
 
 from adk.agents import LlmAgent
 from adk.callbacks.decisions import FellBack, Retried
 from adk.compaction import SUMMARY, Compact
 from adk.errors import ContextOverflowError
-from adk.events import Event, ObjectType
-from adk.recovery import FallbackModels, set_testing
+from adk.events import Event, LlmResponse, ObjectType
+from adk.models.base import LlmRequest
+from adk.recovery import FallbackModels, RetryPolicy, set_testing
 from adk.runner import Runner
 from adk.testing import ScriptedModel
 from tests.context.support import WORDS, said, turn
@@ -63,13 +65,77 @@ async def test_with_max_context_tokens_just_enough_turns_are_dropped() -> None:
     assert said(model.requests[3]) == [f"user: {Q[3]}"]
 
 
-async def test_a_second_overflow_stands() -> None:
-    model = ScriptedModel(["a1", "a2", overflow(), overflow()])
-    events = await three_turns(Runner(LlmAgent("a", model=model)))
+class SmallContext:
+    """A server with a context of `window` tokens (by the character rule): it refuses a longer
+    request, as llama.cpp does, and records what it received."""
 
-    assert events[-1].object == ObjectType.ERROR and events[-1].error is not None
-    assert (events[-1].error.type, events[-1].error.message) == ("ContextOverflowError", REFUSED)
-    assert len(model.requests) == 4
+    name = "small"
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.requests: list[LlmRequest] = []
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        self.requests.append(request)
+        if request.estimated_tokens > self.window:
+            raise overflow()
+        yield LlmResponse.text(f"a{len(self.requests)}")
+
+
+async def nine_turns(model: SmallContext, window: int, policy: RetryPolicy | None = None) -> list[Event]:
+    """Eight turns under a roomy context, then a ninth under `window`: its request is 17 messages."""
+    runner = Runner(LlmAgent("a", model=model, retry_policy=policy))
+    for n in range(1, 9):
+        await turn(runner, f"q{n} {WORDS}")
+    model.window, model.requests = window, []
+    return await turn(runner, f"q9 {WORDS}")
+
+
+def retried(attempt: int) -> Retried:
+    return Retried("callback:DropOldestTurns.on_model_error", "model:small", attempt, 0.0, *REFUSAL)
+
+
+REFUSAL = ("ContextOverflowError", REFUSED)
+
+
+async def test_each_refusal_halves_the_older_turns_until_the_model_takes_the_request() -> None:
+    model = SmallContext(10_000)
+    events = await nine_turns(model, 150, RetryPolicy(stop=tenacity.stop_after_attempt(5)))
+
+    # 8 older turns, then 4, 2 and 1 (115 tokens fit 150); the current turn always goes.
+    assert [len(r.messages) for r in model.requests] == [17, 9, 5, 3]
+    assert [r.messages[0].content[:2] for r in model.requests] == ["q1", "q5", "q7", "q8"]
+    assert [(e.object, e.decisions) for e in events[1:]] == [
+        (ObjectType.ATTEMPT_FAILED, (retried(2),)),
+        (ObjectType.ATTEMPT_FAILED, (retried(3),)),
+        (ObjectType.ATTEMPT_FAILED, (retried(4),)),
+        (ObjectType.CHAT_COMPLETION, (retried(2), retried(3), retried(4))),
+        (ObjectType.RUNNER_COMPLETION, ()),
+    ]
+    assert events[-2].content == "a4"
+
+
+async def test_the_halving_stops_at_the_retry_bound() -> None:
+    model = SmallContext(10_000)
+    events = await nine_turns(model, 150)  # the default policy: three attempts
+
+    assert [len(r.messages) for r in model.requests] == [17, 9, 5]
+    error = events[-1].error
+    assert events[-1].object == ObjectType.ERROR and error is not None
+    assert (error.type, error.message) == (
+        "RetriesExhausted",
+        f"gave up after 3 attempt(s): ContextOverflowError: {REFUSED}",
+    )
+
+
+async def test_the_current_turn_alone_refused_stands() -> None:
+    model = SmallContext(10_000)
+    events = await nine_turns(model, 40, RetryPolicy(stop=tenacity.stop_after_attempt(10)))
+
+    # q9 alone is 55 tokens: after it, nothing is left to drop.
+    assert [len(r.messages) for r in model.requests] == [17, 9, 5, 3, 1]
+    error = events[-1].error
+    assert error is not None and (error.type, error.message) == REFUSAL
 
 
 async def test_a_compact_folds_into_a_summary_and_retries_and_the_fold_is_stored() -> None:

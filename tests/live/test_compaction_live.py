@@ -108,10 +108,15 @@ async def test_a_compact_with_a_threshold_folds_before_the_server_refuses(
     assert [e.object for e in session.events].count(ObjectType.COMPACTION) == 2
 
 
+@pytest.mark.parametrize("told", ["agent", "model"])
 async def test_without_compact_the_default_recovery_drops_the_oldest_turns_of_each_call(
-    small_model: OpenAIModel,
+    small_model: OpenAIModel, told: str
 ) -> None:
-    agent = LlmAgent("chat", model=small_model, max_context_tokens=512)
+    if told == "agent":
+        agent = LlmAgent("chat", model=small_model, max_context_tokens=512)
+    else:  # llama-cpp-python's server does not say its n_ctx (/v1/models lists ids only): told here
+        small_model.context_window = 512  # as OpenAIModel(..., context_window=512)
+        agent = LlmAgent("chat", model=small_model)
     turns = await converse(Runner(agent))
 
     # Nothing is stored: the fourth turn overflows again, and is recovered again.
