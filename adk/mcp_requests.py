@@ -5,8 +5,9 @@ Each is off unless its `McpToolset` option gives it, and only then is its capabi
 
 - `sampling=True` (or a check `(request, ctx) -> bool`): a `sampling/createMessage` is answered
   by the model of the agent whose tool call is running, through that agent's `before_model` and
-  `after_model` hooks (guardrails, budgets, the runner's callbacks); a check that says False
-  refuses it. One attempt: `on_model_error` is not asked, a failure is refused in one line.
+  `after_model` hooks (guardrails, budgets, the runner's callbacks), its attempts recovered by
+  `on_model_error` (`Retry`, `Fallback`) to its retry policy's bound; a check that says False
+  refuses it, and so does a failure no recovery answers (in one line).
 - `roots=[...]`: paths (or `file://` URIs) answered to `roots/list`.
 - `elicitation=fn`: a server's question (`elicitation/create`) is answered in-process by
   `fn(McpQuestion, ctx)`: a dict of the answers accepts, None declines. `elicitation=True`: the
@@ -29,13 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
+from adk.agents.llm import LlmAgent
+from adk.agents.model_call import Opened, after_model, attempt
 from adk.agents.tool import tool_events
 from adk.approvals import Ask, Reply
-from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.results import Cont, Halt
+from adk.callbacks.chain import run_before
+from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import ModelContext, ToolContext
+from adk.errors import StreamInterruptedError, locate
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest, Model
+from adk.recovery import Attempts, recover, sleep
+from adk.recovery.policy import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext
@@ -227,8 +233,14 @@ class _Refused(Exception):
 
 
 async def _through_hooks(mctx: ModelContext) -> LlmResponse:
-    """The model's answer to `mctx.request`, through the agent's before_model and after_model hooks."""
-    hooks = mctx.invocation.hooks_for(mctx.agent)
+    """The model's answer to `mctx.request` as the agent's model calls go: its `before_model` and
+    `after_model` hooks, and attempts recovered by `on_model_error` (`Retry`, `Fallback`) to its
+    retry policy's bound; a final error refuses the request."""
+    invocation, agent = mctx.invocation, mctx.agent
+    policy = getattr(agent, "retry_policy", None) or invocation.retry_policy or DEFAULT_POLICY
+    hooks = invocation.hooks_for(agent)
+    if isinstance(agent, LlmAgent):
+        hooks, _ = agent.recovery(hooks, policy)  # its recovery: the default policy's judgement too
     match await run_before(hooks, "before_model", mctx):
         case Halt(value=halted):
             return halted
@@ -236,13 +248,33 @@ async def _through_hooks(mctx: ModelContext) -> LlmResponse:
             pass
         case unreachable:
             assert_never(unreachable)
-    response: LlmResponse | None = None
-    async for chunk in mctx.model.generate(mctx.request):
+    attempts = Attempts(policy)
+    while True:
+        try:
+            response = await _complete(await attempt(mctx.model, mctx.request, None, policy.attempt_timeout))
+            return await after_model(hooks, mctx, response, attempts)
+        except Exception as error:
+            locate(error, f"model:{mctx.model.name}")
+            match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
+                case Fallback(value=fallback):
+                    return await after_model(hooks, mctx, fallback, attempts)
+                case Retry(ctx=mctx, delay=wait):
+                    await sleep(wait or 0.0)
+                case other:
+                    assert_never(other)
+
+
+async def _complete(answer: LlmResponse | Opened) -> LlmResponse:
+    """The complete response of an attempt, read to its end if it streams."""
+    if not isinstance(answer, Opened):
+        return answer
+    response = answer.response
+    async for chunk in answer.stream:
         if not chunk.is_partial:
             response = chunk
     if response is None:
-        raise _Refused(f"model {mctx.model.name!r} ended without a response")
-    return await run_after(hooks, "after_model", response, mctx)
+        raise StreamInterruptedError("the model's stream ended without a response")
+    return response
 
 
 def _message(role: str, content: Any) -> Message:
