@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from adk import LlmAgent, Runner, ToolContext
+from adk import LlmAgent, Runner
 from adk.approvals import Approve, Reject, Reply
 from adk.callbacks.decisions import Approved, Deferred, Rejected
 from adk.errors import ApprovalError
@@ -53,7 +53,9 @@ async def test_a_servers_question_pauses_the_run_and_the_persons_reply_reaches_t
     async with runner_of(server, model, hooks) as runner:
         paused = await collect(runner)
         question = asked(paused)
-        assert question == Deferred("mcp:server-everything", f"tool:{ASK}", "c1", {}, QUESTION, question.schema)
+        assert question == Deferred(
+            "mcp:server-everything", f"tool:{ASK}", "c1", {}, QUESTION, question.schema
+        )
         assert question.schema is not None and question.schema["required"] == ["name"]
         assert question.schema["properties"]["integer"]["maximum"] == 100
         assert hooks_of(hooks.trace) == [("before_tool", ASK)]  # no result yet: the call is held open
@@ -78,12 +80,13 @@ async def test_a_reply_must_fit_the_question_shown_and_a_rejection_declines_it()
     async with runner_of(server, model, hooks) as runner:
         asked(await collect(runner))
         where = "approvals['c1'] for session 's' of user 'u'"
+        unfit = f"{where} does not fit the question's schema"
         refusals = {
-            f"{where} does not fit the question's schema: name: 5 is not of type 'string'": Reply({"name": 5}),
-            f"{where} does not fit the question's schema: integer: 101 is greater than the maximum of 100": Reply(
+            f"{unfit}: name: 5 is not of type 'string'": Reply({"name": 5}),
+            f"{unfit}: integer: 101 is greater than the maximum of 100": Reply(
                 {"name": "Ada", "integer": 101}
             ),
-            f"{where} does not fit the question's schema: 'name' is a required property": Reply({}),
+            f"{unfit}: 'name' is a required property": Reply({}),
             f"{where} asks a question: it must be Reply(values) or Reject(reason), not Approve": Approve(),
         }
         for refusal, answer in refusals.items():
@@ -95,7 +98,11 @@ async def test_a_reply_must_fit_the_question_shown_and_a_rejection_declines_it()
     assert response(declined).decisions == (Rejected("approvals", f"tool:{ASK}", "c1", "not now"),)
     (told,) = sent(model)
     assert told.startswith("❌ User declined to provide the requested information.")
-    assert [t[:2] for t in hooks_of(hooks.trace)] == [("before_tool", ASK), ("before_tool", ASK), ("after_tool", ASK)]
+    assert [t[:2] for t in hooks_of(hooks.trace)] == [
+        ("before_tool", ASK),
+        ("before_tool", ASK),
+        ("after_tool", ASK),
+    ]
 
 
 async def test_a_reply_after_the_held_call_ended_is_a_tool_error_in_one_line() -> None:

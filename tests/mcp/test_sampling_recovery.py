@@ -59,7 +59,7 @@ def answer_of(events: list[Event]) -> Any:
 
 async def test_a_failed_sampling_attempt_is_retried_by_on_model_error() -> None:
     hooks = Recovering("retry")
-    trace, events = await sampled(hooks, RuntimeError("model down"), "four")
+    trace, _ = await sampled(hooks, RuntimeError("model down"), "four")
     asked = [("user", "Resource trigger-sampling-request context: what is 2+2?")]
     assert trace == [
         ("before_model", "c1", "You are a helpful test server.", asked),
