@@ -66,6 +66,9 @@ class Held:
             raise
         if not task.done():
             self._calls[key] = (call, task)
+            # ended while held (the server gave up waiting, or the connection closed): no more a
+            # call of the connection's, whose requests would be refused as another's
+            task.add_done_callback(lambda _: self.requests.leave(call))
             return call.asked.result()
         self.requests.leave(call)
         return task.result()
