@@ -366,7 +366,8 @@ def test_mcp_progress_shows_on_the_call_and_a_servers_question_is_answered_in_th
     tmp_path: Path,
 ) -> None:
     node = tools()
-    runner = load_runner(str(HERE / "mcp_agent.py"), str(tmp_path / "sessions.sqlite3"))
+    # in tests/mcp: `adk web tests/web` (the folder test) serves only the folder's own agents
+    runner = load_runner(str(HERE.parent / "mcp" / "page_agent.py"), str(tmp_path / "sessions.sqlite3"))
     app = create_web_app(runner)
 
     async def close(request: Request) -> Response:

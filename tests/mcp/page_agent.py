@@ -1,5 +1,6 @@
-"""The browser test's MCP agent: `server-everything`'s tools, its questions asked of the person
-(`elicitation=True`); the model counts ("count") or asks ("ask"), then repeats what the tool said."""
+"""The `adk web` browser test's MCP agent (tests/web/test_browser.py): `server-everything`'s
+tools, its questions asked of the person (`elicitation=True`); the model counts ("count") or asks
+("ask"), then repeats what the tool said."""
 
 import json
 
