@@ -10,7 +10,7 @@ import importlib
 import typing
 
 from adk.agents import AgentTool, BaseAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
-from adk.approvals import Approve, Pending, Reject
+from adk.approvals import Approve, Pending, Reject, Reply
 from adk.callbacks import Callback, Cont, Defer, Fallback, Halt, Raise, Retry
 from adk.context import (
     AgentContext,
@@ -68,6 +68,7 @@ __all__ = [
     "PostgresSessionService",
     "Raise",
     "Reject",
+    "Reply",
     "RetriesExhausted",
     "Retry",
     "RetryPolicy",

@@ -1,7 +1,9 @@
-"""Answers to a paused run: `Approve` / `Reject` a deferred call, or give a pending tool its result.
+"""Answers to a paused run: `Approve` / `Reject` a deferred call, `Reply` to a call's question, or
+give a pending tool its result.
 
 A tool call waits when a `before_tool` hook returns `Defer(reason)`, when its tool is marked
-`requires_approval`, or when the tool returns a `Pending` handle. The run then ends with one
+`requires_approval`, when the tool returns a `Pending` handle, or when it returns `Ask` (a
+question for the person: an MCP server's elicitation). The run then ends with one
 waiting event per call (`tool.approval_request` or `tool.pending`, the call id in
 `long_running_tool_ids`) and a `runner.paused` event; `runner.run(user_id, session_id,
 approvals=..., tool_results=...)` resumes the same invocation, in any process (docs/approvals.md).
@@ -22,10 +24,14 @@ __all__ = [
     "Answer",
     "AnswerCheck",
     "Approve",
+    "Ask",
     "Pending",
     "Reject",
+    "Reply",
     "ToolResult",
+    "answer_to",
     "check_answers",
+    "questions",
     "waiting_calls",
 ]
 
@@ -54,13 +60,34 @@ class Pending:
 
 
 @dataclass(frozen=True, slots=True)
+class Ask:
+    """Returned by a tool whose call needs a person's reply (an MCP server's elicitation): the run
+    pauses with an approval request showing `message` and the reply's JSON `schema`, asked `by`
+    (`mcp:<server>`), until `approvals={call_id: Reply(values)}` (or `Reject`) answers it."""
+
+    message: str
+    schema: dict[str, Any]
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The person's reply to a call's question (`Ask`): `values`, as its schema asks; None declines
+    (what `Reject(reason)` of a question becomes). The call's `before_tool` chain runs again, then
+    the tool goes on with the reply (`ToolContext.reply`)."""
+
+    values: dict[str, Any] | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """The result a pending call finally has (what `tool_results={call_id: value}` gives it)."""
 
     value: Any
 
 
-Answer: TypeAlias = Approve | Reject | ToolResult
+Answer: TypeAlias = Approve | Reject | Reply | ToolResult
 """What a waiting call is answered with."""
 
 
@@ -128,3 +155,53 @@ def check_answers(
 _RESULTS = frozenset({ObjectType.TOOL_PENDING, ObjectType.CLIENT_PENDING})
 _FROM_CLIENT = frozenset({ObjectType.CLIENT_PENDING})
 _NONE = ("", "")
+
+
+def questions(session: Session, waiting: Collection[str]) -> dict[str, dict[str, Any]]:
+    """The schema of the reply each `waiting` call's latest approval request asks for, for the
+    calls that ask a question (`Ask`) rather than for an approval."""
+    from adk.callbacks.decisions import Deferred
+
+    asked: dict[str, dict[str, Any]] = {}
+    for event in reversed(session.events):
+        if event.object != ObjectType.APPROVAL_REQUEST:
+            continue
+        for d in event.decisions:
+            if type(d) is Deferred and d.call_id in waiting and d.call_id not in asked:
+                asked[d.call_id] = d.schema if d.schema is not None else {}
+    return {call_id: schema for call_id, schema in asked.items() if schema}
+
+
+def answer_to(answer: object, schema: dict[str, Any] | None) -> Answer | str:
+    """`answer` as the waiting call it is given to takes it, or why it cannot (one line, to follow
+    the call's name).
+
+    A call waiting for approval takes `Approve` or `Reject`; a call asking a question (its
+    reply's `schema`, as shown to the person) takes a `Reply` whose values the schema accepts,
+    or `Reject`, which declines it.
+    """
+    name = type(answer).__name__
+    if schema is None:
+        if type(answer) is Approve or type(answer) is Reject:
+            return answer
+        return f"must be Approve() or Reject(reason), not {name}"
+    if type(answer) is Reject:
+        return Reply(None, answer.reason)
+    if type(answer) is not Reply or answer.values is None:
+        return f"asks a question: it must be Reply(values) or Reject(reason), not {name}"
+    wrong = _unfit(answer.values, schema)
+    return answer if wrong is None else f"does not fit the question's schema: {wrong}"
+
+
+def _unfit(values: object, schema: dict[str, Any]) -> str | None:
+    """Why `values` do not fit the JSON `schema` (the first error, in one line), or None."""
+    try:
+        from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    except ImportError:  # a question comes from an MCP server, whose extra brings jsonschema
+        return "jsonschema is needed to check it (pip install 'adk-callbacks[mcp]')"
+    errors = sorted(Draft202012Validator(schema).iter_errors(values), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    first = errors[0]
+    at = "/".join(str(p) for p in first.absolute_path)
+    return f"{at}: {first.message}" if at else first.message

@@ -20,7 +20,7 @@ from adk.sessions.base import TEMP_PREFIX
 
 if TYPE_CHECKING:
     from adk.agents.base import BaseAgent
-    from adk.approvals import Answer
+    from adk.approvals import Answer, Reply
     from adk.events import Event, Message, ToolDeclaration
     from adk.models.base import LlmRequest, Model
     from adk.recovery import RetryPolicy
@@ -393,6 +393,9 @@ class ToolContext(_Context):
     attempt: int = 1
     approved: bool = False
     """True when a person approved this call (docs/approvals.md): a `Defer` then goes on as `Cont`."""
+    reply: Reply | None = None
+    """The person's reply to the question this call asked (`adk.approvals.Ask`), when it resumes
+    with one: the tool goes on with it (an MCP call gives it to its server)."""
 
     @property
     def idempotency_key(self) -> str:

@@ -27,6 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from adk.approvals import Ask
 from adk.context import ToolContext
 from adk.errors import McpConnectionError, McpServerError, McpToolError
 from adk.events import ToolDeclaration
@@ -41,6 +42,7 @@ from adk.mcp_content import (
     McpText,
     from_sdk,
 )
+from adk.mcp_held import Held
 from adk.mcp_progress import progress_of
 from adk.mcp_requests import Answer, McpQuestion, Requests, SamplingCheck
 from adk.mcp_resources import extra_tools
@@ -96,9 +98,11 @@ class McpTool(BaseTool):
     def declaration(self) -> ToolDeclaration:
         return self._declaration
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> McpResult:
-        with self.toolset.requests.running(ctx):  # the server's requests meanwhile are answered in it
-            return await self.toolset.call(self.name, args, progress_of(ctx))
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> McpResult | Ask:
+        """The call's result; or, when the server asks the person (`elicitation=True`), the question:
+        the run pauses, the MCP call held open until the reply resumes it (adk/mcp_held.py)."""
+        toolset = self.toolset
+        return await toolset.held.call(ctx, lambda call: toolset.call(self.name, args, progress_of(call)))
 
     def __repr__(self) -> str:
         return f"McpTool({self.name!r}, server={self.toolset.name!r})"
@@ -118,7 +122,7 @@ class McpToolset(Toolset):
         timeout: float | None = None,
         sampling: bool | SamplingCheck = False,
         roots: Sequence[str] = (),
-        elicitation: Answer | None = None,
+        elicitation: Answer | bool | None = None,
         resources: bool = False,
         prompts: bool = False,
     ) -> None:
@@ -128,6 +132,8 @@ class McpToolset(Toolset):
         self.name = name or (server if isinstance(server, str) else server.command)
         self.requests = Requests(self.name, sampling, roots, elicitation)
         """What the server may ask (adk/mcp_requests.py): off unless an option above gives it."""
+        self.held = Held(self.name, self.requests)
+        """Its calls held open while their runs wait for a person's reply (adk/mcp_held.py)."""
         self.resources = resources
         self.prompts = prompts
         """Whether its resources and prompts are offered as tools too (adk/mcp_resources.py)."""
@@ -248,6 +254,7 @@ class McpToolset(Toolset):
         task, closing = self._task, self._closing
         self._client = self._task = self._closing = None
         self._tools = None
+        await self.held.close()
         if task is None:
             return
         if closing is not None:

@@ -10,29 +10,38 @@ The event is partial, so it is never stored; its delta is a `tool` message answe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
-from adk.agents.tool import tool_events
 from adk.context import ToolContext
 from adk.events import Choice, Event, Message, ObjectType
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
 
-__all__ = ["progress_event", "progress_of"]
+__all__ = ["Running", "progress_event", "progress_of"]
 
 
-def progress_of(ctx: ToolContext) -> ProgressFnT | None:
-    """The progress callback of the call `ctx` runs: it streams `tool.progress` events; None
-    where nothing would stream them (no progress token is sent then)."""
-    emit = tool_events()
-    if emit is None:
+def progress_of(call: Running) -> ProgressFnT | None:
+    """The progress callback of `call`: it streams `tool.progress` events where the call runs now
+    (a call held open across a pause goes on in the resumed run); None where nothing would stream
+    them (no progress token is sent then)."""
+    if call.emit is None:
         return None
 
     async def report(progress: float, total: float | None, message: str | None) -> None:
-        emit(progress_event(ctx, progress, total, message))
+        emit = call.emit
+        if emit is not None:
+            emit(progress_event(call.ctx, progress, total, message))
 
     return report
+
+
+class Running(Protocol):
+    """A tool call on its way (`adk.mcp_requests.InCall`): its context, and where its events go."""
+
+    ctx: ToolContext
+    emit: Callable[[Event], None] | None
 
 
 def progress_event(ctx: ToolContext, progress: float, total: float | None, message: str | None) -> Event:

@@ -5,11 +5,14 @@ Each is off unless its `McpToolset` option gives it, and only then is its capabi
 
 - `sampling=True` (or a check `(request, ctx) -> bool`): a `sampling/createMessage` is answered
   by the model of the agent whose tool call is running, through that agent's `before_model` and
-  `after_model` hooks (guardrails, budgets, the runner's callbacks); a check that says False
-  refuses it. One attempt: `on_model_error` is not asked, a failure is refused in one line.
+  `after_model` hooks (guardrails, budgets, the runner's callbacks), its attempts recovered by
+  `on_model_error` (`Retry`, `Fallback`) to its retry policy's bound; a check that says False
+  refuses it, and so does a failure no recovery answers (in one line).
 - `roots=[...]`: paths (or `file://` URIs) answered to `roots/list`.
 - `elicitation=fn`: a server's question (`elicitation/create`) is answered in-process by
-  `fn(McpQuestion, ctx)`: a dict of the answers accepts, None declines.
+  `fn(McpQuestion, ctx)`: a dict of the answers accepts, None declines. `elicitation=True`: the
+  person answers: the call is held open (adk/mcp_held.py) and its run pauses with the question
+  (`adk.approvals.Ask`) until `Reply(values)` or `Reject` answers it.
 
 A server asks inside one of adk's calls to it; the request carries no reference to that call, so
 it is answered only while exactly one call runs on the connection (a toolset shared by two runs
@@ -22,17 +25,23 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
-from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.results import Cont, Halt
+from adk.agents.llm import LlmAgent
+from adk.agents.model_call import Opened, after_model, attempt
+from adk.agents.tool import tool_events
+from adk.approvals import Ask, Reply
+from adk.callbacks.chain import run_before
+from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import ModelContext, ToolContext
+from adk.errors import StreamInterruptedError, locate
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest, Model
+from adk.recovery import Attempts, recover, sleep
+from adk.recovery.policy import DEFAULT_POLICY
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext
@@ -45,7 +54,7 @@ if TYPE_CHECKING:
         ListRootsResult,
     )
 
-__all__ = ["Answer", "McpQuestion", "Requests", "SamplingCheck"]
+__all__ = ["Answer", "InCall", "McpQuestion", "Requests", "SamplingCheck"]
 
 T = TypeVar("T")
 
@@ -66,17 +75,53 @@ Answer = Callable[[McpQuestion, ToolContext], "dict[str, Any] | Awaitable[dict[s
 """Answers a server's question: the answers (accept), or None (decline)."""
 
 
+class InCall:
+    """One tool call running on the connection (held open while its run waits for a person's reply):
+    the context its server's requests are answered in, where its events go, and its question."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.reply: asyncio.Future[ElicitResult] | None = None
+        """What the server's question waits on: the person's reply, once the run resumes."""
+        self.moved(ctx)
+
+    def moved(self, ctx: ToolContext) -> None:
+        """The call goes on in `ctx` (a resumed run's): its requests, hooks and events are that run's."""
+        self.ctx = ctx
+        self.context = contextvars.copy_context()
+        self.emit = tool_events()
+        self.asked: asyncio.Future[Ask] = asyncio.get_running_loop().create_future()
+        """Set when the server asks the person: the call's run pauses with the question."""
+
+    def answer(self, reply: Reply) -> None:
+        """Give the server the person's reply: accept with its values, or decline."""
+        from mcp.types import ElicitResult
+
+        waiting, self.reply = self.reply, None
+        if waiting is not None and not waiting.done():
+            values = reply.values
+            result = (
+                ElicitResult(action="decline")
+                if values is None
+                else ElicitResult(action="accept", content=values)
+            )
+            waiting.set_result(result)
+
+
 class Requests:
     """The answers of one toolset to its server's requests, and the calls they may run in."""
 
     def __init__(
-        self, server: str, sampling: bool | SamplingCheck, roots: Sequence[str], elicitation: Answer | None
+        self,
+        server: str,
+        sampling: bool | SamplingCheck,
+        roots: Sequence[str],
+        elicitation: Answer | bool | None,
     ) -> None:
         self.server = server
         self.sampling = sampling
         self.roots = [_uri(r) for r in roots]
         self.elicitation = elicitation
-        self._calls: list[tuple[ToolContext, contextvars.Context]] = []
+        self._calls: list[InCall] = []
 
     def client_options(self) -> dict[str, Any]:
         """The SDK `Client`'s callbacks for what is on: each declares its capability."""
@@ -85,23 +130,21 @@ class Requests:
             options["sampling_callback"] = self._sample
         if self.roots:
             options["list_roots_callback"] = self._list_roots
-        if self.elicitation is not None:
+        if self.elicitation is not None and self.elicitation is not False:
             options["elicitation_callback"] = self._elicit
         return options
 
-    @contextmanager
-    def running(self, ctx: ToolContext) -> Iterator[None]:
-        """While a call runs: a server request may be answered in its context."""
-        entry = (ctx, contextvars.copy_context())
-        self._calls.append(entry)
-        try:
-            yield
-        finally:
-            self._calls.remove(entry)
+    def enter(self, ctx: ToolContext) -> InCall:
+        """A call starts: until it `leave`s, a server request may be answered in its context."""
+        call = InCall(ctx)
+        self._calls.append(call)
+        return call
 
-    async def _in_call(
-        self, what: str, work: Callable[[ToolContext], Coroutine[Any, Any, T]]
-    ) -> T | ErrorData:
+    def leave(self, call: InCall) -> None:
+        if call in self._calls:
+            self._calls.remove(call)
+
+    async def _in_call(self, what: str, work: Callable[[InCall], Coroutine[Any, Any, T]]) -> T | ErrorData:
         """`work` in the context of the one call running, or the error that refuses the request."""
         from mcp.types import INVALID_REQUEST, ErrorData
 
@@ -111,8 +154,10 @@ class Requests:
                 code=INVALID_REQUEST,
                 message=f"adk answers {what} only during one tool call of its own; {running}",
             )
-        ctx, context = self._calls[0]
-        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(work(ctx), context=context.copy())
+        call = self._calls[0]
+        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(
+            work(call), context=call.context.copy()
+        )
         try:
             return await task
         except _Refused as e:
@@ -124,7 +169,7 @@ class Requests:
     async def _sample(
         self, context: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
-        return await self._in_call("sampling", lambda ctx: self._sample_in(ctx, params))
+        return await self._in_call("sampling", lambda call: self._sample_in(call.ctx, params))
 
     async def _sample_in(self, ctx: ToolContext, params: CreateMessageRequestParams) -> CreateMessageResult:
         from mcp.types import CreateMessageResult, TextContent
@@ -158,18 +203,24 @@ class Requests:
     async def _elicit(
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
-        return await self._in_call("elicitation", lambda ctx: self._elicit_in(ctx, params))
+        return await self._in_call("elicitation", lambda call: self._elicit_in(call, params))
 
-    async def _elicit_in(self, ctx: ToolContext, params: ElicitRequestParams) -> ElicitResult:
+    async def _elicit_in(self, call: InCall, params: ElicitRequestParams) -> ElicitResult:
         from mcp.types import ElicitRequestFormParams, ElicitResult
 
         answer = self.elicitation
-        if answer is None:  # the callback is given to the SDK only with one
+        if answer is None or answer is False:  # the callback is given to the SDK only with one
             raise _Refused("adk answers no elicitation here")
         if not isinstance(params, ElicitRequestFormParams):
             raise _Refused("adk answers form elicitations only, not URL ones")
-        question = McpQuestion(self.server, params.message, dict(params.requested_schema))
-        given = answer(question, ctx)
+        schema = dict(params.requested_schema)
+        if answer is True:  # the person answers: the call's run pauses with the question
+            reply: asyncio.Future[ElicitResult] = asyncio.get_running_loop().create_future()
+            call.reply = reply
+            if not call.asked.done():
+                call.asked.set_result(Ask(params.message, schema, f"mcp:{self.server}"))
+            return await reply
+        given = answer(McpQuestion(self.server, params.message, schema), call.ctx)
         if inspect.isawaitable(given):
             given = await given
         if given is None:
@@ -182,8 +233,14 @@ class _Refused(Exception):
 
 
 async def _through_hooks(mctx: ModelContext) -> LlmResponse:
-    """The model's answer to `mctx.request`, through the agent's before_model and after_model hooks."""
-    hooks = mctx.invocation.hooks_for(mctx.agent)
+    """The model's answer to `mctx.request` as the agent's model calls go: its `before_model` and
+    `after_model` hooks, and attempts recovered by `on_model_error` (`Retry`, `Fallback`) to its
+    retry policy's bound; a final error refuses the request."""
+    invocation, agent = mctx.invocation, mctx.agent
+    policy = getattr(agent, "retry_policy", None) or invocation.retry_policy or DEFAULT_POLICY
+    hooks = invocation.hooks_for(agent)
+    if isinstance(agent, LlmAgent):
+        hooks, _ = agent.recovery(hooks, policy)  # its recovery: the default policy's judgement too
     match await run_before(hooks, "before_model", mctx):
         case Halt(value=halted):
             return halted
@@ -191,13 +248,33 @@ async def _through_hooks(mctx: ModelContext) -> LlmResponse:
             pass
         case unreachable:
             assert_never(unreachable)
-    response: LlmResponse | None = None
-    async for chunk in mctx.model.generate(mctx.request):
+    attempts = Attempts(policy)
+    while True:
+        try:
+            response = await _complete(await attempt(mctx.model, mctx.request, None, policy.attempt_timeout))
+            return await after_model(hooks, mctx, response, attempts)
+        except Exception as error:
+            locate(error, f"model:{mctx.model.name}")
+            match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
+                case Fallback(value=fallback):
+                    return await after_model(hooks, mctx, fallback, attempts)
+                case Retry(ctx=mctx, delay=wait):
+                    await sleep(wait or 0.0)
+                case other:
+                    assert_never(other)
+
+
+async def _complete(answer: LlmResponse | Opened) -> LlmResponse:
+    """The complete response of an attempt, read to its end if it streams."""
+    if not isinstance(answer, Opened):
+        return answer
+    response = answer.response
+    async for chunk in answer.stream:
         if not chunk.is_partial:
             response = chunk
     if response is None:
-        raise _Refused(f"model {mctx.model.name!r} ended without a response")
-    return await run_after(hooks, "after_model", response, mctx)
+        raise StreamInterruptedError("the model's stream ended without a response")
+    return response
 
 
 def _message(role: str, content: Any) -> Message:

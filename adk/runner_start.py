@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adk.approvals import Answer, Approve, Reject, ToolResult, check_answers, waiting_calls
+from adk.approvals import Answer, ToolResult, answer_to, check_answers, questions, waiting_calls
 from adk.errors import ApprovalError
 from adk.events import Message, ObjectType
 from adk.sessions.base import Session
@@ -55,13 +55,12 @@ def answers_to_paused(
                 f"call {misplaced[0]!r} is not waiting for {what} in {where} (waiting: {names})"
             )
     answers: dict[str, Answer] = {}
+    asks = questions(session, approvals)  # what the person was shown: an answer must fit it
     for call_id, answer in approvals.items():
-        if not isinstance(answer, Approve | Reject):
-            raise ApprovalError(
-                f"approvals[{call_id!r}] for {where} must be Approve() or Reject(reason), "
-                f"not {type(answer).__name__}"
-            )
-        answers[call_id] = answer
+        taken = answer_to(answer, asks.get(call_id))
+        if isinstance(taken, str):
+            raise ApprovalError(f"approvals[{call_id!r}] for {where} {taken}")
+        answers[call_id] = taken
     answers.update((call_id, ToolResult(value)) for call_id, value in results.items())
     if check.missing:
         raise ApprovalError(

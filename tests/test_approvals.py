@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adk import Approve, Cont, Defer, LlmAgent, ObjectType, Pending, Reject, Runner, ToolContext, tool
+from adk import Approve, Cont, Defer, LlmAgent, ObjectType, Pending, Reject, Reply, Runner, ToolContext, tool
 from adk.audit import AuditLog
 from adk.callbacks import Approved, Deferred, Rejected
 from adk.cli import Display
@@ -279,6 +279,10 @@ async def test_bad_answers_name_the_session_and_the_calls_and_change_nothing() -
         (
             {"approvals": {"c1": True, "c2": Approve()}},
             "approvals['c1'] for session 's' of user 'u' must be Approve() or Reject(reason), not bool",
+        ),
+        (  # a reply answers a question (an MCP server's), which this call does not ask
+            {"approvals": {"c1": Reply({"name": "Ada"}), "c2": Approve()}},
+            "approvals['c1'] for session 's' of user 'u' must be Approve() or Reject(reason), not Reply",
         ),
     ]
     for answers, message in cases:

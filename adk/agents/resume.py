@@ -19,7 +19,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from adk.approvals import Approve
+from adk.approvals import Approve, Reply
 from adk.callbacks.decisions import Deferred
 from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
 
@@ -206,7 +206,7 @@ async def finish_calls(
         name = call.function.name
         tool = tools.get(name)
         answer = answers.get(call.id)
-        if type(answer) is Approve:
+        if type(answer) is Approve or type(answer) is Reply:  # covers the call as it was shown
             results.append(await run(_as_shown(ctx, call), answer))
             continue
         if answer is not None or (tool is not None and tool.idempotent):

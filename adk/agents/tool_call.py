@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
-from adk.approvals import Answer, Approve, Pending, Reject, ToolResult
+from adk.approvals import Answer, Approve, Ask, Pending, Reject, Reply, ToolResult
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import APPROVALS, Approved, Deferred, Halted, Rejected, Replaced
 from adk.callbacks.registry import Callbacks, decided_by
@@ -116,13 +116,12 @@ async def call_tool(
     attempts = policy.attempts()
     try:
         match answer:
-            case None | Approve():
+            case None | Approve() | Reply():
                 if answer is not None:
-                    attempts.decided(Approved(APPROVALS, f"tool:{name}", call.id))
-                    tctx = dataclasses.replace(tctx, approved=True)
+                    tctx = _answered(attempts, tctx, answer)
                 result, tctx = await _attempt_tool(hooks, attempts, tctx, error)
-                if type(result) is Defer or type(result) is Pending:
-                    return _waiting(agent.name, ctx, call, result, attempts, type(tctx.tool) is _ClientTool)
+                if type(result) is Defer or type(result) is Pending or type(result) is Ask:
+                    return _waiting(agent.name, ctx, call, result, attempts, tctx)
             case Reject(reason=reason):
                 attempts.decided(Rejected(APPROVALS, f"tool:{name}", call.id, reason))
                 result = f"Rejected: {reason}" if reason else "Rejected"
@@ -150,17 +149,38 @@ async def call_tool(
     return event
 
 
+def _answered(attempts: Attempts, tctx: ToolContext, answer: Approve | Reply) -> ToolContext:
+    """`tctx` approved by the person's answer (and carrying their reply to its question), which
+    its decisions record: a reply declining the question as a rejection."""
+    target = f"tool:{tctx.tool.name}"
+    if type(answer) is Reply and answer.values is None:
+        attempts.decided(Rejected(APPROVALS, target, tctx.tool_call_id, answer.reason))
+    else:
+        attempts.decided(Approved(APPROVALS, target, tctx.tool_call_id))
+    return dataclasses.replace(tctx, approved=True, reply=answer if type(answer) is Reply else None)
+
+
 def _waiting(
-    author: str, ctx: AgentContext, call: ToolCall, why: Defer | Pending, attempts: Attempts, client: bool
+    author: str,
+    ctx: AgentContext,
+    call: ToolCall,
+    why: Defer | Pending | Ask,
+    attempts: Attempts,
+    tctx: ToolContext,
 ) -> Event:
-    """The event of a call left waiting: for approval (its `Deferred` decision says why), or a
-    result, the client's if it called a client's tool."""
+    """The event of a call left waiting: for approval (its `Deferred` decision says why, or what
+    the tool asks the person), or a result, the client's if it called a client's tool."""
     ctx.invocation.waiting.append(call.id)
+    if type(why) is Ask:  # the question is what the person is shown, and what a reply must fit
+        asked = Deferred(
+            why.by, f"tool:{tctx.tool.name}", call.id, _snapshot(tctx.args), why.message, why.schema
+        )
+        attempts.decided(asked)
     decisions = attempts.decisions
-    if type(why) is Defer:
+    if type(why) is Defer or type(why) is Ask:
         kind = ObjectType.APPROVAL_REQUEST
     else:
-        kind = ObjectType.CLIENT_PENDING if client else ObjectType.TOOL_PENDING
+        kind = ObjectType.CLIENT_PENDING if type(tctx.tool) is _ClientTool else ObjectType.TOOL_PENDING
     return Event.new(
         ctx.invocation_id,
         author,

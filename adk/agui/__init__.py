@@ -25,11 +25,12 @@ from __future__ import annotations
 from adk.agui.endpoint import RECONNECT_WAIT
 from adk.agui.hooks import AfterTranslate, BeforeTranslate, TranslateCallback, TranslateContext
 from adk.agui.server import create_app, serve
-from adk.agui.translate import APPROVAL_SCHEMA, AguiTranslator
+from adk.agui.translate import APPROVAL_SCHEMA, AguiTranslator, reply_schema
 from adk.serving import MAX_BODY, Identity, is_loopback
 
 __all__ = [
     "APPROVAL_SCHEMA",
+    "reply_schema",
     "MAX_BODY",
     "RECONNECT_WAIT",
     "AfterTranslate",

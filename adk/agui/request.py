@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from adk.agui.checks import check_ids
-from adk.approvals import check_answers, waiting_calls
+from adk.approvals import Approve, Reject, Reply, answer_to, check_answers, questions, waiting_calls
 from adk.callbacks.registry import short_repr
 from adk.errors import RequestRefused
 from adk.events import ObjectType
@@ -132,7 +132,8 @@ def answers_of(
     waiting = waiting_calls(session) if session is not None else {}
     given = [call_id for _, call_id, _ in answer if call_id in waiting]
     check = check_answers(waiting, [e.interrupt_id for e in resume], given, client=True)
-    approvals = _approvals(resume, check)
+    asks = questions(session, [e.interrupt_id for e in resume]) if session is not None else {}
+    approvals = _approvals(resume, check, asks)
     if check.misplaced_results:
         raise _misplaced_result(answer, check.misplaced_results[0], waiting)
     results = {call_id: content for _, call_id, content in answer if call_id in waiting}
@@ -150,8 +151,11 @@ def answers_of(
     return approvals, results
 
 
-def _approvals(resume: Sequence[ResumeEntry], check: AnswerCheck) -> dict[str, Answer]:
-    """The resume entries' answers, by interrupt: each to an interrupt open on the thread, once."""
+def _approvals(
+    resume: Sequence[ResumeEntry], check: AnswerCheck, asks: Mapping[str, dict[str, Any]]
+) -> dict[str, Answer]:
+    """The resume entries' answers, by interrupt: each to an interrupt open on the thread, once;
+    an interrupt that asks a question (`asks`: its schema) takes a reply that fits it."""
     approvals: dict[str, Answer] = {}
     for at, entry in enumerate(resume):
         where, call_id = f"resume.{at}", entry.interrupt_id
@@ -159,7 +163,15 @@ def _approvals(resume: Sequence[ResumeEntry], check: AnswerCheck) -> dict[str, A
             raise RequestRefused(422, f"{where}: {call_id!r} is no interrupt open on this thread")
         if call_id in approvals:
             raise RequestRefused(422, f"{where}: a second answer to interrupt {call_id!r}")
-        approvals[call_id] = _approval(entry, f"{where}.payload")
+        answer = _approval(entry, f"{where}.payload")
+        taken = answer_to(answer, asks.get(call_id))
+        if isinstance(taken, str):
+            if type(answer) is Approve:
+                taken = (
+                    'asks a question: answer {"approved": true, "content": {...}} as its responseSchema says'
+                )
+            raise RequestRefused(422, f"{where}.payload: interrupt {call_id!r} {taken}")
+        approvals[call_id] = taken
     return approvals
 
 
@@ -194,8 +206,6 @@ def _missing(call_id: str, kind: str, tool: str) -> str:
 def _approval(entry: ResumeEntry, where: str) -> Answer:
     """A person's answer to an approval interrupt: approved, or rejected with a reason; an
     abandoned interrupt (status `cancelled`) is a rejection, so the call never runs."""
-    from adk.approvals import Approve, Reject
-
     if entry.status == "cancelled":
         return Reject("cancelled")
     data = entry.payload
@@ -203,6 +213,10 @@ def _approval(entry: ResumeEntry, where: str) -> Answer:
         reason = data.get("reason", "")
         if isinstance(reason, str):
             return Approve() if data["approved"] else Reject(reason)
+    if isinstance(data, dict) and set(data) == {"approved", "content"} and data["approved"] is True:
+        content = data["content"]
+        if isinstance(content, dict):
+            return Reply(content)  # to an interrupt asking a question
     raise RequestRefused(
         422,
         f'{where} must be {{"approved": true}} or {{"approved": false, "reason": "..."}},'

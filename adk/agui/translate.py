@@ -182,6 +182,8 @@ class AguiTranslator:
                 self._waiting += event.long_running_tool_ids
             case ObjectType.APPROVAL_REQUEST:
                 self._approval_requests(event)
+            case ObjectType.TOOL_PROGRESS:
+                _progress(event, out)
 
     async def finish(self) -> list[BaseEvent]:
         """The events that end a run whose adk events stopped without a completion or an error."""
@@ -309,10 +311,10 @@ class AguiTranslator:
                 self._interrupts.append(
                     Interrupt(
                         id=d.call_id,
-                        reason="approval",
+                        reason="approval" if d.schema is None else "input",
                         message=d.reason,
                         tool_call_id=d.call_id,
-                        response_schema=APPROVAL_SCHEMA,
+                        response_schema=APPROVAL_SCHEMA if d.schema is None else reply_schema(d.schema),
                         metadata={"tool": d.target.removeprefix("tool:"), "arguments": d.arguments},
                     )
                 )
@@ -373,6 +375,29 @@ APPROVAL_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 """The `responseSchema` of an approval interrupt: the payload a resume entry answers it with."""
+
+
+def reply_schema(question: dict[str, Any]) -> dict[str, Any]:
+    """The `responseSchema` of a question's interrupt (reason `input`: an MCP server's elicitation):
+    `{"approved": true, "content": {...}}`, the content as the `question` schema asks; or a refusal."""
+    properties = {**APPROVAL_SCHEMA["properties"], "content": question}
+    return {**APPROVAL_SCHEMA, "properties": properties}
+
+
+def _progress(event: Event, out: list[BaseEvent]) -> None:
+    """A tool call's progress (a partial `tool.progress` event) as the ACTIVITY_SNAPSHOT of an
+    activity of its own (`<call id>.progress`, type `progress`), replaced by each next one."""
+    from ag_ui.core import ActivitySnapshotEvent
+
+    told = event.delta
+    if told is None or told.tool_call_id is None:
+        return
+    content = {"toolCallId": told.tool_call_id, "tool": told.name, "progress": told.content}
+    out.append(
+        ActivitySnapshotEvent(
+            message_id=f"{told.tool_call_id}.progress", activity_type="progress", content=content
+        )
+    )
 
 
 def _call_start(call: ToolCall, parent: str | None) -> BaseEvent:

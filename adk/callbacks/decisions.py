@@ -98,9 +98,11 @@ class FellBack:
 
 @dataclass(frozen=True, slots=True)
 class Deferred:
-    """The call `call_id` to `target` with `arguments` waits for a person's approval, for `reason`.
+    """The call `call_id` to `target` with `arguments` waits for a person's approval, for `reason`
+    (or, with a `schema`, for their reply to the question `reason`).
 
-    `by` is the callback's hook, or `tool:<name>` for a tool marked `requires_approval`.
+    `by` is the callback's hook, `tool:<name>` for a tool marked `requires_approval`, or
+    `mcp:<server>` for an MCP server's question.
     """
 
     by: str
@@ -108,6 +110,9 @@ class Deferred:
     call_id: str
     arguments: dict[str, Any]
     reason: str
+    schema: dict[str, Any] | None = None
+    """For a question (an MCP server's elicitation, `adk.approvals.Ask`): the JSON schema of the
+    reply the person gives (`Reply`), `reason` being the question; None for an approval."""
     kind: Literal["deferred"] = "deferred"
 
 

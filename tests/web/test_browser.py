@@ -16,7 +16,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from adk.cli import load_runner
 from adk.cli.folder import close_folder, load_folder
@@ -356,3 +360,67 @@ def test_a_folders_agents_each_have_a_page_picked_from_the_root_with_their_own_s
         [],  # the other agent's session is not listed here
     )
     keep(tmp_path, ("picker",))
+
+
+def test_mcp_progress_shows_on_the_call_and_a_servers_question_is_answered_in_the_card(
+    tmp_path: Path,
+) -> None:
+    node = tools()
+    # in tests/mcp: `adk web tests/web` (the folder test) serves only the folder's own agents
+    runner = load_runner(str(HERE.parent / "mcp" / "page_agent.py"), str(tmp_path / "sessions.sqlite3"))
+    app = create_web_app(runner)
+
+    async def close(request: Request) -> Response:
+        await runner.close()  # in the server's own loop, where the MCP server's connection is
+        return Response()
+
+    app.router.routes.append(Route("/close", close, methods=["POST"]))
+    try:
+        with serving(app) as agui:
+            try:
+                report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", scenario="mcp")
+            finally:
+                httpx.post(agui.removesuffix("agui") + "close", timeout=30)
+    finally:
+        assert isinstance(runner.session_service, SqliteSessionService)
+        runner.session_service.close()
+    # the refused reply's response, which the page shows as a note
+    assert report["problems"] == [
+        "console: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"
+    ]
+    assert report["counted"]["progress"] == ["3/3"]  # the last progress the card showed while it ran
+    question = "Please provide inputs for the following fields:"
+    asked = [
+        ("bubble user", "youask"),
+        ("tool-call", "trigger-elicitation-request({})running…"),
+        (
+            "note decision deferred",
+            f"mcp:server-everything asks the person, during tool trigger-elicitation-request: {question}",
+        ),
+        ("approval", f"trigger-elicitation-request({{}}) asks: {question}ReplyReject"),
+        ("timeline", ""),
+    ]
+    assert timeless(report["asked"]["conversation"])[4:] == asked
+    assert timeless(report["refused"]["conversation"])[-1] == (
+        "note error",
+        "422: resume.0.payload: interrupt 'ask-1' does not fit the question's schema:"
+        " name: 5 is not of type 'string'",
+    )
+    answered = timeless(report["answered"]["conversation"])[4:]
+    assert answered[1][1].startswith(
+        "trigger-elicitation-request({})✅ User provided the requested information!"
+        "\nUser inputs:\n- Name: Ada\n"
+    )
+    assert [answered[0], *answered[2:]] == [
+        *asked[:1],
+        *asked[2:],
+        ("note decision approved", "tool trigger-elicitation-request approved (ask-1); it runs"),
+        ("bubble assistant", "clerkThe server said: ✅ User provided the requested information!"),
+        ("timeline", ""),
+    ]
+    resumed = [
+        ("agent", "agent clerk", ""),
+        ("tool", "trigger-elicitation-request", "approved"),
+        ("model", "model ?", ""),
+    ]
+    assert [rows(t) for t in report["answered"]["timelines"]][-1] == resumed

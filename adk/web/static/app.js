@@ -72,7 +72,7 @@ function approvalCard(id) {
     control.type = control === reason ? "text" : "button";
     control.disabled = true;
   }
-  approve.addEventListener("click", () => decide(card, { approved: true }));
+  approve.addEventListener("click", () => decide(card, approval(card)));
   reject.addEventListener("click", () => decide(card, { approved: false, reason: reason.value }));
   const controls = el("div", "controls");
   controls.append(approve, reject, reason);
@@ -85,7 +85,42 @@ function approvalCard(id) {
 
 function ask(card, asked) {
   const what = `${asked.tool}(${JSON.stringify(asked.arguments)})`;
-  card.querySelector(".what").textContent = `approve ${what}? ${asked.reason}`;
+  if (!asked.schema) {
+    card.querySelector(".what").textContent = `approve ${what}? ${asked.reason}`;
+    return;
+  }
+  // A question (an MCP server's elicitation): the reply, as JSON its schema accepts, starts from its defaults.
+  card.querySelector(".what").textContent = `${what} asks: ${asked.reason}`;
+  const defaults = Object.fromEntries(
+    Object.entries(asked.schema.properties ?? {}).filter(([, p]) => p.default !== undefined).map(([k, p]) => [k, p.default]),
+  );
+  const reply = el("textarea", "reply");
+  reply.value = JSON.stringify(defaults, null, 1);
+  reply.disabled = true;
+  reply.title = `JSON matching ${JSON.stringify(asked.schema)}`;
+  card.querySelector(".approve").lastChild.textContent = "Reply";
+  card.querySelector(".controls").before(reply);
+}
+
+/** An approval, or the reply to a question (its JSON content); null when that JSON does not parse. */
+function approval(card) {
+  const reply = card.querySelector(".reply");
+  if (reply === null) return { approved: true };
+  try {
+    reply.classList.remove("invalid");
+    return { approved: true, content: JSON.parse(reply.value) };
+  } catch {
+    reply.classList.add("invalid");
+    return null;
+  }
+}
+
+/** A tool call's progress (an MCP server's, an ACTIVITY_SNAPSHOT), on its card while it runs. */
+function progress(content) {
+  const card = toolCards.get(content.toolCallId);
+  if (card === undefined) return;
+  card.dataset.progress = content.progress;
+  card.querySelector(".result pre").textContent = `running… ${content.progress}`;
 }
 
 function awaitAnswers(ids) {
@@ -95,15 +130,16 @@ function awaitAnswers(ids) {
     const card = approvalCards.get(id);
     if (card === undefined) continue;
     waiting.add(id);
-    for (const control of card.querySelectorAll("button, input")) control.disabled = false;
+    for (const control of card.querySelectorAll("button, input, textarea")) control.disabled = false;
   }
 }
 
 /** Record a person's answer; once every interrupt has one, send them all as resume entries (the run resumes). */
 function decide(card, answer) {
+  if (answer === null) return; // a reply that is not JSON: the person corrects it
   answers.set(card.dataset.id, answer);
   card.dataset.answer = answer.approved ? "approved" : "rejected";
-  for (const control of card.querySelectorAll("button, input")) control.disabled = true;
+  for (const control of card.querySelectorAll("button, input, textarea")) control.disabled = true;
   if ([...waiting].some((id) => !answers.has(id))) return;
   const resume = [...waiting].map((interruptId) => ({ interruptId, status: "resolved", payload: answers.get(interruptId) }));
   waiting.clear();
@@ -233,6 +269,9 @@ function onEvent(event) {
       }
       break;
     }
+    case "ACTIVITY_SNAPSHOT":
+      if (event.activityType === "progress") progress(event.content);
+      break;
     case "CUSTOM":
       if (event.name === "adk.decision") decision(event.value, lastCall);
       else if (event.name === "adk.event") onDetail(event.value);
@@ -240,7 +279,10 @@ function onEvent(event) {
     case "RUN_FINISHED": {
       // Paused to ask (AG-UI 1.0's interrupt outcome): one approval per interrupt.
       const interrupts = event.outcome?.type === "interrupt" ? event.outcome.interrupts : [];
-      for (const i of interrupts) ask(approvalCard(i.id), { tool: i.metadata?.tool, arguments: i.metadata?.arguments, reason: i.message });
+      for (const i of interrupts) {
+        const schema = i.reason === "input" ? i.responseSchema?.properties?.content : undefined;
+        ask(approvalCard(i.id), { tool: i.metadata?.tool, arguments: i.metadata?.arguments, reason: i.message, schema });
+      }
       awaitAnswers(interrupts.map((i) => i.id));
       break;
     }
@@ -333,7 +375,7 @@ function replay(e, paused) {
     note("error", `${e.error.type}: ${e.error.message}`, "error");
   } else if (e.object === "tool.approval_request" && paused?.invocation_id === e.invocation_id) {
     for (const d of e.decisions ?? []) {
-      if (d.kind === "deferred") ask(approvalCard(d.call_id), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason });
+      if (d.kind === "deferred") ask(approvalCard(d.call_id), { tool: d.target.replace(/^tool:/, ""), arguments: d.arguments, reason: d.reason, schema: d.schema });
     }
   }
   if (["runner.completion", "runner.paused", "error"].includes(e.object)) endRun();

@@ -15,7 +15,8 @@ export function describe(d) {
       return ["retried", `${failed}; ${who} retries in ${d.wait.toFixed(2)} s (attempt ${d.attempt})`];
     case "fell_back":
       return ["fell_back", `${failed}; ${who} falls back to ${d.to === null ? "a fallback result" : d.to.replace(":", " ")}`];
-    case "deferred": // by a callback, or by a tool marked as needing approval
+    case "deferred": // by a callback, or by a tool marked as needing approval; with a schema, a server's question
+      if (d.schema) return ["deferred", `${d.by} asks the person, during ${target}: ${d.reason}`];
       return ["deferred", d.by === d.target ? `${target} waits for approval: ${d.reason}` : `${who} deferred ${target} for approval: ${d.reason}`];
     case "approved":
       return ["approved", `${target} approved (${d.call_id}); it runs`];

@@ -36,8 +36,10 @@ export function layout(events) {
   rows.sort((a, b) => a.start - b.start);
   const end = Math.max(events.at(-1).timestamp, ...rows.map((r) => r.end));
   const agent = events.find((e) => e.author !== "user")?.author ?? "run";
-  rows.unshift({ kind: "agent", name: `agent ${agent}`, start: t0, end }); // the whole run, first event to last
-  return { start: t0, total: Math.max(end - t0, 1e-6), rows };
+  // A resumed run's first event is an answered call's result: that call started before it.
+  const start = Math.min(t0, ...rows.map((r) => r.start));
+  rows.unshift({ kind: "agent", name: `agent ${agent}`, start, end }); // the whole run, first event to last
+  return { start, total: Math.max(end - start, 1e-6), rows };
 }
 
 /**

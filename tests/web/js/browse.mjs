@@ -60,6 +60,7 @@ async function shown() {
     picker: [...document.querySelectorAll("#agent-picker:not([hidden]) option")].map((o) => `${o.value}${o.selected ? "*" : ""}`),
     cards: [...document.querySelectorAll("#agents > li")].map((li) => li.textContent),
     images: document.querySelectorAll("#conversation img").length,
+    progress: [...document.querySelectorAll(".tool-call[data-progress]")].map((card) => card.dataset.progress),
     pwned: window.pwned === true,
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
   }));
@@ -152,10 +153,31 @@ async function approvals() {
   report.answered = await shown();
 }
 
+/** MCP: a long-running call's progress on its card; a server's question answered in the card's reply box. */
+async function mcp() {
+  await say("count", ".tool-call[data-name=trigger-long-running-operation] .result:has-text('completed')");
+  report.counted = await shown();
+  await say("ask", ".approval .reply:enabled");
+  report.asked = await shown();
+  await page.fill(".approval .reply", "{\"name\": 5}"); // not what the schema asks: the server refuses it
+  await page.click(".approval .approve");
+  await page.waitForSelector(".note.error");
+  await page.waitForSelector("body[data-idle=true]");
+  report.refused = await shown();
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await page.waitForSelector(".approval .reply:enabled");
+  await page.fill(".approval .reply", "{\"name\": \"Ada\"}");
+  await page.click(".approval .approve");
+  await page.waitForSelector(".tool-call[data-name=trigger-elicitation-request] .result:has-text('Ada')");
+  await page.waitForSelector("body[data-idle=true]");
+  report.answered = await shown();
+}
+
 try {
   await page.goto(spec.url);
   await page.waitForSelector("body[data-ready=true]");
-  await { demo, approvals, picker }[spec.scenario ?? "demo"]();
+  await { demo, approvals, picker, mcp }[spec.scenario ?? "demo"]();
 } catch (error) {
   problems.push(`step failed: ${error.message}`);
   report.failedAt = await shown().catch(() => null);

@@ -1,0 +1,93 @@
+"""A server's sampling request whose model call fails goes through the agent's `on_model_error`:
+`Retry` and `Fallback` are honoured, bounded by the retry policy; an unrecovered failure is
+refused in one line. Against `server-everything`'s `trigger-sampling-request`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import tenacity
+
+from adk import LlmAgent, ModelContext, Runner
+from adk.callbacks.results import Fallback, Raise, Retry
+from adk.context import current_tool_call_id
+from adk.events import Event, LlmResponse, ObjectType
+from adk.recovery import RetryPolicy
+from adk.testing import ScriptedModel
+from tests._runtime import call, calls
+from tests.mcp.servers import npm_server
+from tests.mcp.test_protocol import Guard, tool_text
+
+SAMPLE = calls(call("trigger-sampling-request", "c1", prompt="what is 2+2?"))
+
+
+class Recovering(Guard):
+    """Traces `on_model_error` during the MCP call, and answers it as `decide` says."""
+
+    def __init__(self, decide: str) -> None:
+        super().__init__("cb", [])
+        self.decide = decide
+
+    def on_model_error(
+        self, error: Exception, ctx: ModelContext
+    ) -> Retry[ModelContext] | Fallback[LlmResponse] | Raise:
+        self.trace.append(("on_model_error", current_tool_call_id(), type(error).__name__, ctx.attempt))
+        match self.decide:
+            case "retry":
+                return Retry(ctx, delay=0.0)
+            case "fallback":
+                return Fallback(LlmResponse.text("four, said the fallback"))
+            case _:
+                return Raise(error)
+
+
+async def sampled(hooks: Recovering, *answers: Any) -> tuple[list[tuple[Any, ...]], list[Event]]:
+    model = ScriptedModel([SAMPLE, *answers, "done"])
+    policy = RetryPolicy(stop=tenacity.stop_after_attempt(2), retry=tenacity.retry_never)
+    agent = LlmAgent("a", model=model, tools=[npm_server("server-everything", "stdio", sampling=True)])
+    async with Runner(agent, callbacks=[hooks], retry_policy=policy) as runner:
+        events = [e async for e in runner.run("u", "s", "hi")]
+    model.assert_done()
+    return [t for t in hooks.trace if t[1] == "c1"], events
+
+
+def answer_of(events: list[Event]) -> Any:
+    (response,) = [e for e in events if e.object == ObjectType.TOOL_RESPONSE]
+    return response.content
+
+
+async def test_a_failed_sampling_attempt_is_retried_by_on_model_error() -> None:
+    hooks = Recovering("retry")
+    trace, _ = await sampled(hooks, RuntimeError("model down"), "four")
+    asked = [("user", "Resource trigger-sampling-request context: what is 2+2?")]
+    assert trace == [
+        ("before_model", "c1", "You are a helpful test server.", asked),
+        ("on_model_error", "c1", "RuntimeError", 1),
+        ("after_model", "c1", "four"),
+    ]
+    (result,) = [t[2] for t in hooks.trace if t[0] == "after_tool"]
+    sampled_text = json.loads(tool_text(result).removeprefix("LLM sampling result: \n"))["content"]["text"]
+    assert sampled_text == "four [checked]"
+
+
+async def test_a_fallback_answers_the_server_through_after_model() -> None:
+    hooks = Recovering("fallback")
+    trace, events = await sampled(hooks, RuntimeError("model down"))
+    assert [t[0] for t in trace] == ["before_model", "on_model_error", "after_model"]
+    assert trace[-1] == ("after_model", "c1", "four, said the fallback")
+    assert '"text": "four, said the fallback [checked]"' in answer_of(events)
+
+
+async def test_retries_are_bounded_by_the_policy_and_the_failure_is_refused_in_one_line() -> None:
+    hooks = Recovering("retry")
+    trace, events = await sampled(hooks, RuntimeError("model down"), RuntimeError("still down"))
+    assert trace[1:] == [
+        ("on_model_error", "c1", "RuntimeError", 1),
+        ("on_model_error", "c1", "RuntimeError", 2),
+        ("on_model_error", "c1", "RetriesExhausted", 2),  # offered once more: a fallback may still answer
+    ]
+    assert answer_of(events) == (
+        "Error: McpToolError: MCP server 'server-everything', tool 'trigger-sampling-request': MCP error "
+        "-32600: sampling failed: RetriesExhausted: gave up after 2 attempt(s): RuntimeError: still down"
+    )
