@@ -15,9 +15,9 @@ import dataclasses
 import pickle
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, get_args
 
-from adk.callbacks.registry import DECLARED, Callbacks, HookImpl, callback_name
+from adk.callbacks.registry import DECLARED, Callbacks, HookImpl, HookName, callback_name
 from adk.callbacks.results import Cont, Raise, Retry
 from adk.durable.checkpoint import step
 from adk.errors import WorkflowMismatchError
@@ -26,21 +26,7 @@ from adk.tools import BaseTool
 
 __all__ = ["DECIDING", "durable_callbacks"]
 
-DECIDING: Final = frozenset(
-    {
-        "before_agent",
-        "after_agent",
-        "on_agent_error",
-        "before_model",
-        "after_model",
-        "on_model_error",
-        "before_tool",
-        "after_tool",
-        "on_tool_error",
-        "on_user_message",
-        "before_run",
-    }
-)
+DECIDING: Final = frozenset(get_args(HookName)) | {"on_user_message", "before_run"}
 """The hooks whose answers are recorded: those whose answer steers the run."""
 
 
