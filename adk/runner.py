@@ -294,8 +294,9 @@ class Runner:
 
     def _driver(self, this: _Run, session: Session, first: Event | None) -> tuple[Driver, BaseAgent | None]:
         """The driver of the agent that takes the run, and that agent if the runner drives its steps
-        itself (`bare`: no run or agent hooks, so its `run()` would only pass their events on; the
-        escalations and error locations that `run()` adds are then added here).
+        itself (`bare`: no run hooks, and the agent's class has no `run` of its own): the
+        escalations and error locations that `run()` adds to its body's events are then added here
+        (with agent hooks its `HookedSteps` have added them already).
 
         The runner sets `current_invocation()` around each of the driver's steps only: the
         consumer's context is not left pointing at the run, and runs interleaved in one task each
@@ -303,7 +304,7 @@ class Runner:
         invocation, hooks, root = this.invocation, this.hooks, self.agent
         # without sub-agents, no transfer can have moved the conversation
         started = this.agent or (active_agent(root, session) if root.sub_agents else root)
-        steps = started._bare_steps(invocation) if hooks is None else None
+        steps = started._runner_steps(invocation) if hooks is None else None
         if steps is not None:
             return Driver(steps), started
         run = started.run(invocation)

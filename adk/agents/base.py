@@ -176,11 +176,11 @@ class BaseAgent(ABC):
         iterating `_run_body`; None: iterate `_run_body`. Only `LlmAgent` has steps."""
         return None
 
-    def _bare_steps(self, invocation: Invocation) -> Steps | None:
+    def _runner_steps(self, invocation: Invocation) -> Steps | None:
         """For the runner: the body's steps, when `run` would only pass their events on (it is
         not overridden, and no agent hook applies); the steps with their hooks when one does; None
-        when the class has its own `run`. Bare steps' escalations and errors' locations are the
-        runner's to add, as `run` adds them."""
+        when the class has its own `run`, or a body of one generator and no hook (the runner then
+        iterates `run`). Bare steps' escalations and errors' locations are the runner's to add."""
         if self._own_run:
             return None
         hooks = invocation.hooks_for(self)
