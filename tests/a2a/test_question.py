@@ -78,7 +78,7 @@ async def events_of(runner: Runner, responses: list[Any]) -> list[Event]:
 
 
 async def test_the_status_shows_the_question_and_a_fitting_reply_reaches_the_server() -> None:
-    refusals = [
+    refusals: list[dict[str, Any]] = [
         {"text": "approve"},
         {"text": "", "data": {"approvals": {"c1": {"reply": {"name": 5}}}}},
         {"text": "", "data": {"approvals": {"c1": {"reply": {"name": "Ada", "integer": 101}}}}},
