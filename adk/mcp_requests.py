@@ -33,14 +33,18 @@ from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 from adk.agents.llm import LlmAgent
 from adk.agents.model_call import Opened, after_model, attempt
 from adk.agents.tool import tool_events
+from adk.agents.tool_call import decided_in_call
 from adk.approvals import Ask, Reply
 from adk.callbacks.chain import run_before
+from adk.callbacks.decisions import Halted
+from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import ModelContext, ToolContext
 from adk.errors import StreamInterruptedError, locate
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, recover, sleep
+from adk.recovery.attempts import judging
 from adk.recovery.policy import DEFAULT_POLICY
 
 if TYPE_CHECKING:
@@ -235,24 +239,40 @@ class _Refused(Exception):
 async def _through_hooks(mctx: ModelContext) -> LlmResponse:
     """The model's answer to `mctx.request` as the agent's model calls go: its `before_model` and
     `after_model` hooks, and attempts recovered by `on_model_error` (`Retry`, `Fallback`) to its
-    retry policy's bound; a final error refuses the request."""
+    retry policy's bound; a final error refuses the request. What the hooks decided goes on the
+    result event of the tool call it happened during (a person sees a retry or fallback there)."""
     invocation, agent = mctx.invocation, mctx.agent
     policy = getattr(agent, "retry_policy", None) or invocation.retry_policy or DEFAULT_POLICY
     hooks = invocation.hooks_for(agent)
     if isinstance(agent, LlmAgent):
         hooks, _ = agent.recovery(hooks, policy)  # its recovery: the default policy's judgement too
-    match await run_before(hooks, "before_model", mctx):
+    attempts = Attempts(policy)
+    try:
+        return await _sampled(hooks, mctx, attempts)
+    finally:
+        decided_in_call(attempts.decisions or ())
+
+
+async def _sampled(hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> LlmResponse:
+    """The model call of `_through_hooks`, its decisions recorded in `attempts`."""
+    deciders: list[object] = []
+    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
+    try:
+        checked = await run_before(hooks, "before_model", mctx, deciders=deciders)
+    finally:
+        judging.reset(token)
+    match checked:
         case Halt(value=halted):
+            attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}"))
             return halted
         case Cont(ctx=mctx):
             pass
         case unreachable:
             assert_never(unreachable)
-    attempts = Attempts(policy)
     while True:
         try:
-            response = await _complete(await attempt(mctx.model, mctx.request, None, policy.attempt_timeout))
-            return await after_model(hooks, mctx, response, attempts)
+            answer = await attempt(mctx.model, mctx.request, None, attempts.policy.attempt_timeout)
+            return await after_model(hooks, mctx, await _complete(answer), attempts)
         except Exception as error:
             locate(error, f"model:{mctx.model.name}")
             match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error

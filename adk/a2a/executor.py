@@ -17,7 +17,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
 from adk.a2a.answers import Asked, asked_calls, parse_answers
-from adk.approvals import waiting_calls
+from adk.approvals import questions, waiting_calls
 from adk.errors import ApprovalError
 from adk.events import Event, ObjectType, new_id
 
@@ -65,8 +65,8 @@ class AdkExecutor(AgentExecutor):
             events = self.runner.run(user, session_id, text, stream=True, invocation_id=task_id)
         else:
             try:
-                waiting = await self._waiting(user, session_id, task_id)
-                answers = parse_answers(texts, get_data_parts(message.parts), waiting)
+                waiting, asks = await self._waiting(user, session_id, task_id)
+                answers = parse_answers(texts, get_data_parts(message.parts), waiting, asks)
             except ApprovalError as e:
                 await updater.requires_input(_message(updater, str(e)))
                 return
@@ -74,18 +74,21 @@ class AdkExecutor(AgentExecutor):
         await updater.start_work()
         await _relay(events, updater)
 
-    async def _waiting(self, user: str, session_id: str, task_id: str) -> list[str]:
-        """The ids of the calls task `task_id` waits to have approved; refused if it waits for
+    async def _waiting(
+        self, user: str, session_id: str, task_id: str
+    ) -> tuple[list[str], dict[str, dict[str, Any]]]:
+        """The ids of the calls task `task_id` waits for a person's answer to, and the schema of the
+        reply each question among them asks for (as its status showed it); refused if it waits for
         none, or also for a result that only the application can give."""
         session = await self.runner.session_service.get(user, session_id)
         last = session.events[-1] if session is not None and session.events else None
         waiting = waiting_calls(session) if session is not None and last is not None else {}
-        if last is None or last.invocation_id != task_id or not waiting:
+        if session is None or last is None or last.invocation_id != task_id or not waiting:
             raise ApprovalError("this task waits for no answer")
         approvals = [i for i, (kind, _) in waiting.items() if kind == ObjectType.APPROVAL_REQUEST]
         if len(approvals) < len(waiting):
             raise ApprovalError("the run waits for a tool's result, which only the application can give")
-        return approvals
+        return approvals, questions(session, approvals)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """The SDK has cancelled `execute` (which stops the run): say the task is canceled."""
@@ -147,16 +150,22 @@ async def _relay(events: AsyncGenerator[Event, None], updater: TaskUpdater) -> N
 
 
 async def _ask(updater: TaskUpdater, asked: list[Asked]) -> None:
-    """Leave the task `input-required`, its status naming the calls that wait (or that none can
-    be answered over A2A: a pending tool's result comes from the application)."""
+    """Leave the task `input-required`, its status naming the calls that wait, with the question and
+    the reply's schema of each call that asks one (or saying that none can be answered over A2A:
+    a pending tool's result comes from the application)."""
     if not asked:
         await updater.requires_input(
             _message(updater, "the run waits for a tool's result, which only the application can give")
         )
         return
     lines = "\n".join(f"- {a.line()}" for a in asked)
-    text = f"approval needed for {len(asked)} call(s):\n{lines}"
-    data: dict[str, Any] = {"approval_requests": [a.as_data() for a in asked]}
+    approvals = [a.as_data() for a in asked if a.schema is None]
+    replies = [a.as_data() for a in asked if a.schema is not None]
+    needed = "approval" if not replies else "an answer"
+    text = f"{needed} needed for {len(asked)} call(s):\n{lines}"
+    data: dict[str, Any] = {"approval_requests": approvals} if approvals else {}
+    if replies:
+        data["questions"] = replies
     await updater.requires_input(updater.new_agent_message([new_text_part(text), _data_part(data)]))
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, assert_never
 
 from adk.approvals import Answer, Approve, Ask, Pending, Reject, Reply, ToolResult
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import APPROVALS, Approved, Deferred, Halted, Rejected, Replaced
+from adk.callbacks.decisions import APPROVALS, Approved, Decision, Deferred, Halted, Rejected, Replaced
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Retry
 from adk.context import AgentContext, ToolContext, current_tool_call_id_var
@@ -30,7 +31,19 @@ from adk.tools import BaseTool, parse_arguments, result_to_text
 if TYPE_CHECKING:
     from adk.agents.llm import LlmAgent
 
-__all__ = ["call_tool", "call_tools"]
+__all__ = ["call_tool", "call_tools", "decided_in_call"]
+
+_in_call: ContextVar[Attempts | None] = ContextVar("adk_tool_call_attempts", default=None)
+"""The attempts of the tool call running in this context, whose result event carries their decisions."""
+
+
+def decided_in_call(decisions: Iterable[Decision]) -> None:
+    """Record `decisions` taken on behalf of the tool call running (a model call its MCP server
+    asked for during it: adk/mcp_requests.py) on that call's result event, where a person sees them."""
+    attempts = _in_call.get()
+    if attempts is not None:
+        for decision in decisions:
+            attempts.decided(decision)
 
 
 class _MissingTool(BaseTool):
@@ -114,6 +127,7 @@ async def call_tool(
     tool, args, error = _prepare(agent.tools, call, ctx.invocation.client_tools)
     tctx = ToolContext(ctx.invocation, agent, ctx.branch, tool, args, call.id)
     attempts = policy.attempts()
+    running = _in_call.set(attempts)
     try:
         match answer:
             case None | Approve() | Reply():
@@ -139,6 +153,7 @@ async def call_tool(
         content = _error_text(ctx, tctx.tool, e)
         info = ErrorInfo.of(e, where(e) or f"tool:{name}")
     finally:
+        _in_call.reset(running)
         current_tool_call_id_var.reset(token)
     event = new_event(ctx.invocation_id, agent.name, ObjectType.TOOL_RESPONSE, ctx.branch)
     event.choices = [new_choice(Message.tool(content, tool_call_id=call.id, name=name))]

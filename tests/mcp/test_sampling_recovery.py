@@ -10,7 +10,8 @@ from typing import Any
 import tenacity
 
 from adk import LlmAgent, ModelContext, Runner
-from adk.callbacks.results import Fallback, Raise, Retry
+from adk.callbacks.decisions import FellBack, Halted, Replaced, Retried
+from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
 from adk.context import current_tool_call_id
 from adk.events import Event, LlmResponse, ObjectType
 from adk.recovery import RetryPolicy
@@ -57,9 +58,21 @@ def answer_of(events: list[Event]) -> Any:
     return response.content
 
 
+def decisions_of(events: list[Event]) -> tuple[Any, ...]:
+    """The decisions on the tool call's result event: the sampling happened during that call."""
+    (response,) = [e for e in events if e.object == ObjectType.TOOL_RESPONSE]
+    return response.decisions
+
+
+BY = "callback:Recovering"
+MODEL = "model:scripted"
+CHECKED = Replaced(f"{BY}.after_model", MODEL)
+"""The guard's `after_model` marks the sampled text `[checked]`."""
+
+
 async def test_a_failed_sampling_attempt_is_retried_by_on_model_error() -> None:
     hooks = Recovering("retry")
-    trace, _ = await sampled(hooks, RuntimeError("model down"), "four")
+    trace, events = await sampled(hooks, RuntimeError("model down"), "four")
     asked = [("user", "Resource trigger-sampling-request context: what is 2+2?")]
     assert trace == [
         ("before_model", "c1", "You are a helpful test server.", asked),
@@ -69,6 +82,10 @@ async def test_a_failed_sampling_attempt_is_retried_by_on_model_error() -> None:
     (result,) = [t[2] for t in hooks.trace if t[0] == "after_tool"]
     sampled_text = json.loads(tool_text(result).removeprefix("LLM sampling result: \n"))["content"]["text"]
     assert sampled_text == "four [checked]"
+    assert decisions_of(events) == (
+        Retried(f"{BY}.on_model_error", MODEL, 2, 0.0, "RuntimeError", "model down"),
+        CHECKED,
+    )
 
 
 async def test_a_fallback_answers_the_server_through_after_model() -> None:
@@ -77,6 +94,10 @@ async def test_a_fallback_answers_the_server_through_after_model() -> None:
     assert [t[0] for t in trace] == ["before_model", "on_model_error", "after_model"]
     assert trace[-1] == ("after_model", "c1", "four, said the fallback")
     assert '"text": "four, said the fallback [checked]"' in answer_of(events)
+    assert decisions_of(events) == (
+        FellBack(f"{BY}.on_model_error", MODEL, None, "RuntimeError", "model down"),
+        CHECKED,
+    )
 
 
 async def test_retries_are_bounded_by_the_policy_and_the_failure_is_refused_in_one_line() -> None:
@@ -91,3 +112,25 @@ async def test_retries_are_bounded_by_the_policy_and_the_failure_is_refused_in_o
         "Error: McpToolError: MCP server 'server-everything', tool 'trigger-sampling-request': MCP error "
         "-32600: sampling failed: RetriesExhausted: gave up after 2 attempt(s): RuntimeError: still down"
     )
+    # the retry the policy allowed; the exhausted one is the refusal's line
+    assert decisions_of(events) == (
+        Retried(f"{BY}.on_model_error", MODEL, 2, 0.0, "RuntimeError", "model down"),
+    )
+
+
+class Halting(Recovering):
+    """Answers the sampling request itself in `before_model`: the model is not called."""
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext] | Halt[LlmResponse]:  # type: ignore[override]
+        if current_tool_call_id() is None:  # the agent's own turns
+            return Cont(ctx)
+        self.trace.append(("before_model", current_tool_call_id()))
+        return Halt(LlmResponse.text("not today"))
+
+
+async def test_a_before_model_halt_answers_the_server_and_is_a_decision_on_the_call() -> None:
+    hooks = Halting("raise")
+    trace, events = await sampled(hooks)
+    assert trace == [("before_model", "c1")]
+    assert '"text": "not today"' in answer_of(events)
+    assert decisions_of(events) == (Halted("callback:Halting.before_model", MODEL),)

@@ -163,7 +163,7 @@ ATTACK = [
     ("note usage", "model demo · N ms"),
     ("timeline", ""),
 ]
-SHOTS = ("empty", "timeline", "narrow", "approval", "picker")
+SHOTS = ("empty", "timeline", "narrow", "approval", "picker", "question")
 """The screenshots the browser test takes (web-NAME.png); ADK_WEB_SCREENSHOTS=1 puts them in docs/."""
 
 
@@ -378,7 +378,13 @@ def test_mcp_progress_shows_on_the_call_and_a_servers_question_is_answered_in_th
     try:
         with serving(app) as agui:
             try:
-                report = browse(node, agui.removesuffix("agui"), tmp_path / "profile", scenario="mcp")
+                report = browse(
+                    node,
+                    agui.removesuffix("agui"),
+                    tmp_path / "profile",
+                    scenario="mcp",
+                    screenshots=str(tmp_path),
+                )
             finally:
                 httpx.post(agui.removesuffix("agui") + "close", timeout=30)
     finally:
@@ -424,3 +430,4 @@ def test_mcp_progress_shows_on_the_call_and_a_servers_question_is_answered_in_th
         ("model", "model ?", ""),
     ]
     assert [rows(t) for t in report["answered"]["timelines"]][-1] == resumed
+    keep(tmp_path, ("question",))

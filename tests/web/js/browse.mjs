@@ -159,6 +159,8 @@ async function mcp() {
   report.counted = await shown();
   await say("ask", ".approval .reply:enabled");
   report.asked = await shown();
+  await top(".bubble.user >> nth=1");
+  await snap("question");
   await page.fill(".approval .reply", "{\"name\": 5}"); // not what the schema asks: the server refuses it
   await page.click(".approval .approve");
   await page.waitForSelector(".note.error");
