@@ -104,8 +104,10 @@ class Budget:
         # a run's ledger: checked and taken without an await between (parallel branches)
         used = ledger.used
         prompt = estimate_tokens(request)
-        price = self._price(used, model)
-        tokens = self._room(used, price, prompt, request.max_tokens)
+        price = self.prices.get(model)
+        if price is None:
+            self._unpriced(used, model)
+        tokens = self._room(used, price, prompt, request.max_tokens) if self._caps else request.max_tokens
         sent = lowered(request, tokens)
         reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
         reserved.charge(used)
@@ -117,7 +119,9 @@ class Budget:
         prompt = estimate_tokens(request)
         for _ in range(_RACES):  # another worker may take what was left between the read and the reservation
             used = await self.used(invocation)
-            price = self._price(used, model)
+            price = self.prices.get(model)
+            if price is None:
+                self._unpriced(used, model)
             tokens = self._room(used, price, prompt, request.max_tokens)
             sent = lowered(request, tokens)
             reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
@@ -220,9 +224,9 @@ class Budget:
             raise self._refusal(used, binding)
         return None if room == math.inf else math.floor(room)
 
-    def _price(self, used: Mapping[str, float], model: str) -> tuple[float, float] | None:
-        price = self.prices.get(model)
-        if price is None and "usd" in self.limits and self.unknown_model == "refuse":
+    def _unpriced(self, used: Mapping[str, float], model: str) -> None:
+        """Refuse a call of a model without a price, when `usd` is limited and such are refused."""
+        if "usd" in self.limits and self.unknown_model == "refuse":
             spent = used.get("usd", 0.0)
             raise BudgetExceededError(
                 self.name,
@@ -231,7 +235,6 @@ class Budget:
                 spent,
                 f"budget {self.name!r} has no price for model {model!r}",
             )
-        return price
 
     def cost(self, model: str, usage: Usage) -> float | None:
         """What `usage` on `model` costs in USD at this budget's prices; None without a price."""

@@ -93,17 +93,30 @@ class Reservation:
     async def settle(self, response: LlmResponse | None) -> list[BudgetWarning]:
         """Settle to `response`'s usage; the warnings it gives (and a note if there was none)."""
         budget = self.budget
+        usage = None if response is None else response.usage
+        if budget.store is not None:
+            return await self._settle_stored(response)
+        used = self.ledger.used
+        if usage is None:  # fail closed: the reservation stays spent
+            note = budget.note(self.model, "output_tokens", UNREPORTED, used)
+            return [note, *budget.warnings(self.invocation, self.model, used)]
+        # the run's ledger, written out: the reservation added each of these
+        prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        used["input_tokens"] += prompt - self.prompt
+        used["output_tokens"] += completion - self.tokens
+        used["total_tokens"] += prompt + completion - self.prompt - self.tokens
+        price = self.price
+        if price is not None:
+            used["usd"] += prompt * price[0] + completion * price[1] - self.usd
+        return budget.warnings(self.invocation, self.model, used)
+
+    async def _settle_stored(self, response: LlmResponse | None) -> list[BudgetWarning]:
+        budget, invocation = self.budget, self.invocation
         overage = None if response is None else self.overage(response)
-        if budget.store is None:
-            used = self.ledger.used
-            if overage is not None:
-                for name, amount in overage.items():
-                    used[name] += amount  # the reservation added each
-        else:
-            if overage is not None:
-                await budget.adjust(self.invocation, overage)
-            used = await budget.used(self.invocation)
-        notes = budget.warnings(self.invocation, self.model, used)
+        if overage is not None:
+            await budget.adjust(invocation, overage)
+        used = await budget.used(invocation)
+        notes = budget.warnings(invocation, self.model, used)
         if overage is None:  # fail closed: the reservation stays spent
             notes.insert(0, budget.note(self.model, "output_tokens", UNREPORTED, used))
         return notes
