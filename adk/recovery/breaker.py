@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from adk.callbacks.results import Cont, Raise
 from adk.context import ModelContext
-from adk.errors import CircuitOpenError
+from adk.errors import CircuitOpenError, RetriesExhausted
 from adk.events import LlmResponse
 from adk.limits.timeouts import positive
 from adk.models.base import Model
@@ -101,6 +101,8 @@ class CircuitBreaker:
         return response
 
     async def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        if isinstance(error, RetriesExhausted):  # the failure it wraps was counted as it happened
+            return Raise(error)
         at, failures = self._clock(), self.failures
 
         def failed(state: dict[str, Any]) -> None:
