@@ -121,9 +121,8 @@ async def call_model(steps: LlmSteps) -> Step:
     model = agent.model
     started = time.monotonic()
     stored: list[Event] | None = None
-    if not steps.bare or steps.meters:  # else Attempts is made only if the call fails or streams
+    if not steps.bare:  # else the context and Attempts are made only if the call fails or streams
         attempts = Attempts(steps.policy, started)
-    if not steps.bare:  # else the context is made only if the call fails or streams
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
         if hooks.get("before_model"):
             deciders: list[object] = []
@@ -141,6 +140,8 @@ async def call_model(steps: LlmSteps) -> Step:
                     model, request = mctx.model, mctx.request
                 case unreachable:
                     assert_never(unreachable)
+    elif steps.meters:  # the meters' decisions (warnings) go on the response
+        attempts = Attempts(steps.policy, started)
     try:  # the first attempt: one that neither streams nor fails makes no generator
         outcome = await attempt(steps, model, request, attempts, steps.policy.attempt_timeout)
     except Exception as error:
@@ -222,9 +223,7 @@ async def _envelope(
                             response = chunk
                 finally:
                     await _close(stream)
-                if held:  # a stream cut after partial output keeps its reservation
-                    await settle(held, response, attempts)
-                outcome = checked(mctx.model, response, agent._output)
+                outcome = await _streamed(mctx.model, response, agent._output, held, attempts)
             final = outcome
             if hooks.get("after_model"):  # a ResponseRejected fails the attempt
                 final = await after_model(hooks, mctx, final, attempts)
@@ -245,6 +244,20 @@ async def _envelope(
                 case other:
                     assert_never(other)
     yield steps.answered(response_event(agent.name, ctx, final, attempts))
+
+
+async def _streamed(
+    model: Model,
+    response: LlmResponse | None,
+    output: Output | None,
+    held: list[MeteredAttempt] | None,
+    attempts: Attempts,
+) -> LlmResponse:
+    """The complete response of a stream that ended, its reservations settled first (a stream
+    cut after partial output never gets here: it keeps them)."""
+    if held:
+        await settle(held, response, attempts)
+    return checked(model, response, output)
 
 
 async def after_model(

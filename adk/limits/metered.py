@@ -80,7 +80,7 @@ class Reservation:
         if usage is None:
             return None
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
-        overage = {
+        overage: dict[str, float] = {
             "input_tokens": prompt - self.prompt,
             "output_tokens": completion - self.tokens,
             "total_tokens": prompt + completion - self.prompt - self.tokens,
