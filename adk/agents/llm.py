@@ -15,7 +15,7 @@ from typing import Any
 
 from adk.agents.base import BaseAgent
 from adk.agents.llm_steps import LlmSteps
-from adk.agents.metering import ModelMeter, meters_of
+from adk.agents.metering import ModelMeter, meter_of
 from adk.agents.output import CorrectOutput, Output
 from adk.agents.steps import Driver, Steps
 from adk.agents.tool import AgentTool
@@ -109,7 +109,7 @@ class LlmAgent(BaseAgent):
         self._set_transfer()
         self._stepped = type(self)._run_body is LlmAgent._run_body
         """Whether its body may be run as steps (`_steps`): its class does not change it."""
-        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool, tuple[ModelMeter, ...]] | None = None
+        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool, ModelMeter | None] | None = None
         """The last (hooks, policy, hooks + policy, no model hooks): the same for every run without
         run callbacks."""
 
@@ -145,11 +145,9 @@ class LlmAgent(BaseAgent):
             return self._output.check(answer)
         return answer.content
 
-    def recovery(
-        self, hooks: Callbacks, policy: RetryPolicy
-    ) -> tuple[Callbacks, bool, tuple[ModelMeter, ...]]:
+    def recovery(self, hooks: Callbacks, policy: RetryPolicy) -> tuple[Callbacks, bool, ModelMeter | None]:
         """The callbacks of a run's model and tool calls (`hooks`, output correction, `policy`),
-        whether it has no model hooks, and its meters (adk.agents.metering): the same for every
+        whether it has no model hooks, and its meter (adk.agents.metering): the same for every
         run without run callbacks."""
         cached = self._recovery
         if cached is not None and cached[0] is hooks and cached[1] is policy:
@@ -158,9 +156,9 @@ class LlmAgent(BaseAgent):
         recovery = hooks + self._correct + policy_callbacks(policy)
         # Without model hooks a call makes its context and Attempts only if it fails or streams.
         bare = not recovery.get("before_model") and not recovery.get("after_model")
-        meters = meters_of(recovery.objects)
-        self._recovery = (hooks, policy, recovery, bare, meters)
-        return recovery, bare, meters
+        meter = meter_of(recovery.objects)
+        self._recovery = (hooks, policy, recovery, bare, meter)
+        return recovery, bare, meter
 
     async def list_tools(self) -> None:
         """The agent's own tools and its toolsets' now; a toolset that fails is left out, with a warning."""

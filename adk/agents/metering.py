@@ -7,14 +7,14 @@ model that attempt uses (the agent's, a `Retry`'s other model, a `FallbackModels
 budget lowers `max_tokens`). As the attempt ends, the reservations are settled to the response
 (its usage), or released when the attempt failed before any output; an attempt that failed after
 partial output, or was cancelled, keeps them (fail closed: the provider may have charged it).
-The meters are found once, with the agent's callbacks (`meters_of`); a call without any pays
-one test of an empty tuple. No wrapper model and no context copy: the call's own attempt does it.
+The meters are found once, with the agent's callbacks (`meter_of`: several act as one); a call
+without any pays one test for None. No wrapper model and no context copy: the call's own attempt does it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from adk.callbacks.decisions import Decision
 from adk.events import LlmResponse
@@ -22,9 +22,8 @@ from adk.models.base import LlmRequest
 
 if TYPE_CHECKING:
     from adk.context import Invocation
-    from adk.recovery import Attempts
 
-__all__ = ["MeteredAttempt", "ModelMeter", "meters_of", "release", "reserve", "settle"]
+__all__ = ["MeteredAttempt", "Meters", "ModelMeter", "meter_of"]
 
 
 class MeteredAttempt(Protocol):
@@ -54,41 +53,47 @@ class ModelMeter(Protocol):
         ...
 
 
-def meters_of(objects: Sequence[object]) -> tuple[ModelMeter, ...]:
-    """The meters among registered callbacks, in order."""
-    return tuple(o for o in objects if callable(getattr(o, "reserve_attempt", None)))  # type: ignore[misc]
+def meter_of(objects: Sequence[object]) -> ModelMeter | None:
+    """The meter of registered callbacks: the one among them, all of them in order as one
+    (`Meters`), or None."""
+    meters = cast(list[ModelMeter], [o for o in objects if callable(getattr(o, "reserve_attempt", None))])
+    if not meters:
+        return None
+    return meters[0] if len(meters) == 1 else Meters(meters)
 
 
-async def reserve(
-    meters: tuple[ModelMeter, ...], invocation: Invocation, model: str, request: LlmRequest
-) -> tuple[LlmRequest, list[MeteredAttempt]]:
-    """Reserve an attempt with every meter, in order: the request to send and the reservations.
-    One that refuses releases those made before it."""
-    if len(meters) == 1:  # the common case, a coroutine less
-        reserved = await meters[0].reserve_attempt(invocation, model, request)
-        return reserved.request, [reserved]
-    held: list[MeteredAttempt] = []
-    try:
-        for meter in meters:
-            reserved = await meter.reserve_attempt(invocation, model, request)
-            request = reserved.request
-            held.append(reserved)
-    except Exception:
-        await release(held)
-        raise
-    return request, held
+class Meters:
+    """Several meters as one: each reserves in turn, on the request the one before handed back;
+    one that refuses releases those made before it."""
+
+    def __init__(self, meters: Sequence[ModelMeter]) -> None:
+        self.meters = tuple(meters)
+
+    async def reserve_attempt(
+        self, invocation: Invocation, model: str, request: LlmRequest
+    ) -> MeteredAttempt:
+        held: list[MeteredAttempt] = []
+        try:
+            for meter in self.meters:
+                reserved = await meter.reserve_attempt(invocation, model, request)
+                request = reserved.request
+                held.append(reserved)
+        except Exception:
+            await _Held(request, held).release()
+            raise
+        return _Held(request, held)
 
 
-async def settle(held: list[MeteredAttempt], response: LlmResponse | None, attempts: Attempts | None) -> None:
-    """Settle an attempt's reservations to `response`; their decisions go on the call's
-    (`attempts`, which a call with meters always has)."""
-    for reserved in held:
-        for decision in await reserved.settle(response):
-            if attempts is not None:
-                attempts.decided(decision)
+class _Held:
+    """The reservations of `Meters`."""
 
+    def __init__(self, request: LlmRequest, held: list[MeteredAttempt]) -> None:
+        self.request = request
+        self.held = held
 
-async def release(held: list[MeteredAttempt]) -> None:
-    """Release an attempt's reservations: it failed before any output."""
-    for reserved in held:
-        await reserved.release()
+    async def settle(self, response: LlmResponse | None) -> Sequence[Decision]:
+        return [decision for reserved in self.held for decision in await reserved.settle(response)]
+
+    async def release(self) -> None:
+        for reserved in self.held:
+            await reserved.release()

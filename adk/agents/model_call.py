@@ -5,7 +5,7 @@
 an attempt that streams, then, if it fails, an `attempt.discarded` event; `after_model` once on
 the final response. A call whose first attempt neither streams nor fails gives its event at once,
 without a generator (`call_model`); else the envelope's generator goes on with it (`_envelope`).
-An attempt is written once (`attempt`), whichever runs it; it is where the run's meters
+An attempt is written once (`attempt`), whichever runs it; it is where the run's meter
 (adk.agents.metering: a `Budget`) reserve and settle each attempt, whatever its model.
 """
 
@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, assert_never
 
-from adk.agents.metering import MeteredAttempt, release, reserve, settle
+from adk.agents.metering import MeteredAttempt
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import Halted, Refused, Replaced, carry
 from adk.callbacks.registry import Callbacks, decided_by
@@ -51,13 +51,13 @@ class Opened:
         stream: AsyncIterator[LlmResponse],
         chunk: LlmResponse,
         response: LlmResponse | None,
-        held: list[MeteredAttempt] | None,
+        held: MeteredAttempt | None,
     ):
         self.stream = stream
         self.chunk = chunk
         self.response = response
         self.held = held
-        """What the meters reserved for the attempt: settled when its stream ends."""
+        """What the meter reserved for the attempt: settled when its stream ends."""
 
 
 async def attempt(
@@ -65,14 +65,14 @@ async def attempt(
 ) -> LlmResponse | Opened:
     """One attempt: the model's complete response (checked), or its stream once it streams (the
     caller goes on with it, and closes it); cancelled after `limit` seconds, if given. The run's
-    meters reserve it first, and it is settled (or released, if it fails before any output)."""
+    meter reserves it first, and it is settled (or released, if it fails before any output)."""
     if limit is not None:
         return await model_bounded(attempt(steps, model, request, attempts), model.name, limit)
-    held: list[MeteredAttempt] | None = None
-    if steps.meters:  # a refusal fails the attempt: on_model_error sees it
-        request, held = await reserve(
-            steps.meters, steps.ctx.invocation, request.model or model.name, request
-        )
+    held: MeteredAttempt | None = None
+    meter = steps.meter
+    if meter is not None:  # a refusal fails the attempt: on_model_error sees it
+        held = await meter.reserve_attempt(steps.ctx.invocation, request.model or model.name, request)
+        request = held.request
     complete: LlmResponse | None = None
     stream = model.generate(request)
     handed = False
@@ -83,15 +83,15 @@ async def attempt(
                 return Opened(stream, chunk, complete, held)
             complete = chunk
     except Exception:
-        if held and complete is None:  # failed before any output: nothing was charged
-            await release(held)
+        if held is not None and complete is None:  # failed before any output: nothing was charged
+            await held.release()
         raise
     finally:  # _close(stream) inlined: a coroutine less per call
         aclose = None if handed else getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
-    if held:
-        await settle(held, complete, attempts)
+    if held is not None:
+        await _settle(held, complete, attempts)
     output = steps.agent._output
     if complete is None or output is not None:
         complete = checked(model, complete, output)
@@ -140,7 +140,7 @@ async def call_model(steps: LlmSteps) -> Step:
                     model, request = mctx.model, mctx.request
                 case unreachable:
                     assert_never(unreachable)
-    elif steps.meters:  # the meters' decisions (warnings) go on the response
+    elif steps.meter is not None:  # the meter's decisions (warnings) go on the response
         attempts = Attempts(steps.policy, started)
     try:  # the first attempt: one that neither streams nor fails makes no generator
         outcome = await attempt(steps, model, request, attempts, steps.policy.attempt_timeout)
@@ -250,14 +250,23 @@ async def _streamed(
     model: Model,
     response: LlmResponse | None,
     output: Output | None,
-    held: list[MeteredAttempt] | None,
+    held: MeteredAttempt | None,
     attempts: Attempts,
 ) -> LlmResponse:
     """The complete response of a stream that ended, its reservations settled first (a stream
     cut after partial output never gets here: it keeps them)."""
-    if held:
-        await settle(held, response, attempts)
+    if held is not None:
+        await _settle(held, response, attempts)
     return checked(model, response, output)
+
+
+async def _settle(held: MeteredAttempt, response: LlmResponse | None, attempts: Attempts | None) -> None:
+    """Settle an attempt's reservation to `response`; its decisions (warnings) go on the call's
+    (`attempts`, which a call with a meter always has)."""
+    decisions = await held.settle(response)
+    if decisions and attempts is not None:
+        for decision in decisions:
+            attempts.decided(decision)
 
 
 async def after_model(

@@ -7,12 +7,12 @@ import dataclasses
 import pytest
 
 from adk import LlmAgent, LlmResponse, ModelContext, Raise, Retry, Runner
-from adk.callbacks.decisions import FellBack
+from adk.callbacks.decisions import BudgetExceeded, FellBack
 from adk.errors import ServerError
 from adk.events import ObjectType, Usage
-from adk.limits import Budget
+from adk.limits import Budget, estimate_tokens
 from adk.recovery import FallbackModels
-from adk.testing import ScriptedModel
+from adk.testing import ScriptedModel, call_tool
 from tests._runtime import run
 
 pytestmark = pytest.mark.usefixtures("testing")
@@ -66,4 +66,32 @@ async def test_a_fallback_to_an_unwrapped_model_is_reserved_and_settled(recovery
     answer = [e for e in events if e.object == ObjectType.CHAT_COMPLETION][-1]
     assert answer.decisions == (
         FellBack(f"callback:{recovery}.on_model_error", "model:big", "model:cheap", "ServerError", "503"),
+    )
+
+
+async def test_two_budgets_reserve_in_turn_and_a_refusal_releases_the_first() -> None:
+    first = call_tool("echo", call_id="c1", x=1)
+    first.usage = Usage(prompt_tokens=1, completion_tokens=2, total_tokens=3)
+    model = ScriptedModel([first, used(1, 1)])
+    tokens, calls = Budget(total_tokens=1000, name="tokens"), Budget(model_calls=1, name="calls")
+    reports: list[dict[str, float]] = []
+
+    class Watch:
+        def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+            reports.append(tokens.report(ctx.invocation))
+            return Raise(error)
+
+    def echo(x: int) -> int:
+        """Echo x."""
+        return x
+
+    agent = LlmAgent("a", model=model, tools=[echo], callbacks=[Watch()])
+    events = await run(Runner(agent, callbacks=[tokens, calls]))
+    prompt = estimate_tokens(model.requests[0])
+    assert [r.max_tokens for r in model.requests] == [1000 - prompt]  # the second call is refused
+    # what "tokens" reserved for the refused call was released: only the first call is counted
+    first_call = {"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 2.0, "total_tokens": 3.0}
+    assert reports == [{**first_call, "tool_calls": 1.0, "tool:echo": 1.0}]
+    assert events[-1].decisions == (
+        BudgetExceeded("callback:Budget.on_model_error", "model:scripted", "calls", "model_calls", 1.0, 1.0),
     )
