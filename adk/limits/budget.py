@@ -35,15 +35,8 @@ __all__ = ["Budget"]
 _RACES = 16
 """How many times a stored reservation is recomputed when another worker changed the use first."""
 
-_OUTPUT, _TOTAL, _USD, _CALLS, _INPUT = range(5)
-_KINDS = {
-    "output_tokens": _OUTPUT,
-    "total_tokens": _TOTAL,
-    "usd": _USD,
-    "model_calls": _CALLS,
-    "input_tokens": _INPUT,
-}
-"""The limits a model call's reservation is checked against, each with how it bounds the call."""
+_ROOM = ("total_tokens", "input_tokens", "output_tokens", "usd", "model_calls")
+"""The limits that bound a model call, in the order a tie between them names the first."""
 
 
 class Budget:
@@ -83,7 +76,9 @@ class Budget:
         self.name = name
         self._key = f"adk.limits.budget:{name}:{id(self)}"
         self._warned = self._key + ":warned"
-        self._caps = tuple((name, _KINDS[name], cap) for name, cap in self.limits.items() if name in _KINDS)
+        self._caps = tuple(self.limits.get(name) for name in _ROOM)
+        """The limits of `_ROOM`, None for one not set."""
+        self._bounded = any(cap is not None for cap in self._caps)
         self._lines = tuple((name, self.warn_at * cap) for name, cap in self.limits.items())
         """Where each limit's warning is due."""
         self._by = decided_by(self, "after_model")
@@ -107,7 +102,7 @@ class Budget:
         price = self.prices.get(model)
         if price is None:
             self._unpriced(used, model)
-        tokens = self._room(used, price, prompt, request.max_tokens) if self._caps else request.max_tokens
+        tokens = self._room(used, price, prompt, request.max_tokens) if self._bounded else request.max_tokens
         sent = lowered(request, tokens)
         reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
         reserved.charge(used)
@@ -161,6 +156,10 @@ class Budget:
         ledger = invocation.get_state(self._key)
         if ledger is None:
             ledger = Ledger()
+            # every model call's keys from the start: a reservation adds to them without a test
+            ledger.used = {"model_calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "total_tokens": 0.0}
+            if self.prices:
+                ledger.used["usd"] = 0.0
             invocation.set_state(self._key, ledger)
         return ledger  # type: ignore[no-any-return]  # only this budget sets its key
 
@@ -204,22 +203,19 @@ class Budget:
     ) -> int | None:
         """The `max_tokens` a call may have (None: unbounded): what the request asks, lowered to
         what each limit has left; a `BudgetExceededError` when not one token is left."""
-        room = math.inf if asked is None else float(asked)
-        binding = "max_tokens"
-        for name, kind, cap in self._caps:
-            left = cap - used.get(name, 0.0)
-            if kind == _OUTPUT:
-                out = left
-            elif kind == _TOTAL:
-                out = left - prompt
-            elif kind == _USD:
-                out = _usd_room(left, price, prompt)
-            elif left < (1 if kind == _CALLS else prompt):
-                out = -1.0  # nothing is left of it at all
-            else:
-                continue
-            if out < room:
-                room, binding = out, name
+        room, binding = math.inf if asked is None else float(asked), "max_tokens"
+        total, inputs, output, usd, calls = self._caps
+        # written out, limit by limit in `_ROOM`'s order: a loop costs twice as much
+        if total is not None and (out := total - used.get("total_tokens", 0.0) - prompt) < room:
+            room, binding = out, "total_tokens"
+        if inputs is not None and inputs - used.get("input_tokens", 0.0) < prompt and room > -1.0:
+            room, binding = -1.0, "input_tokens"  # the prompt alone crosses it
+        if output is not None and (out := output - used.get("output_tokens", 0.0)) < room:
+            room, binding = out, "output_tokens"
+        if usd is not None and (out := _usd_room(usd - used.get("usd", 0.0), price, prompt)) < room:
+            room, binding = out, "usd"
+        if calls is not None and calls - used.get("model_calls", 0.0) < 1 and room > -1.0:
+            room, binding = -1.0, "model_calls"
         if room < 1:
             raise self._refusal(used, binding)
         return None if room == math.inf else math.floor(room)

@@ -64,14 +64,15 @@ class Reservation:
         return amounts
 
     def charge(self, used: dict[str, float]) -> None:
-        """Add the reservation to `used` (a run's ledger: no coroutine between check and update)."""
+        """Add the reservation to `used`, a run's ledger, which has every key it adds to (and
+        no coroutine runs between the check and this update)."""
         prompt, tokens = self.prompt, self.tokens
-        used["model_calls"] = used.get("model_calls", 0.0) + 1.0
-        used["input_tokens"] = used.get("input_tokens", 0.0) + prompt
-        used["output_tokens"] = used.get("output_tokens", 0.0) + tokens
-        used["total_tokens"] = used.get("total_tokens", 0.0) + prompt + tokens
+        used["model_calls"] += 1.0
+        used["input_tokens"] += prompt
+        used["output_tokens"] += tokens
+        used["total_tokens"] += prompt + tokens
         if self.price is not None:
-            used["usd"] = used.get("usd", 0.0) + self.usd
+            used["usd"] += self.usd
 
     def overage(self, response: LlmResponse) -> dict[str, float] | None:
         """What the attempt used beyond (or, negative, short of) what it reserved; None when the
