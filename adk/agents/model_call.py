@@ -12,12 +12,12 @@ An attempt is written once (`attempt`), whichever runs it; it is where the run's
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from adk.agents.metering import MeteredAttempt
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Halted, Refused, Replaced, carry
+from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.compaction import take_compactions
@@ -90,8 +90,8 @@ async def attempt(
         aclose = None if handed else getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
-    if held is not None:
-        await _settle(held, complete, attempts)
+    if held is not None and (decisions := await held.settle(complete)):
+        _decided(attempts, decisions)
     output = steps.agent._output
     if complete is None or output is not None:
         complete = checked(model, complete, output)
@@ -255,16 +255,15 @@ async def _streamed(
 ) -> LlmResponse:
     """The complete response of a stream that ended, its reservations settled first (a stream
     cut after partial output never gets here: it keeps them)."""
-    if held is not None:
-        await _settle(held, response, attempts)
+    if held is not None and (decisions := await held.settle(response)):
+        _decided(attempts, decisions)
     return checked(model, response, output)
 
 
-async def _settle(held: MeteredAttempt, response: LlmResponse | None, attempts: Attempts | None) -> None:
-    """Settle an attempt's reservation to `response`; its decisions (warnings) go on the call's
-    (`attempts`, which a call with a meter always has)."""
-    decisions = await held.settle(response)
-    if decisions and attempts is not None:
+def _decided(attempts: Attempts | None, decisions: Sequence[Decision]) -> None:
+    """A settled attempt's decisions (warnings) go on the call's (`attempts`, which a call with
+    a meter always has)."""
+    if attempts is not None:
         for decision in decisions:
             attempts.decided(decision)
 
