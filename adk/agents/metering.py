@@ -8,7 +8,8 @@ budget lowers `max_tokens`). As the attempt ends, the reservations are settled t
 (its usage), or released when the attempt failed before any output; an attempt that failed after
 partial output, or was cancelled, keeps them (fail closed: the provider may have charged it).
 The meters are found once, with the agent's callbacks (`meter_of`: several act as one); a call
-without any pays one test for None. No wrapper model and no context copy: the call's own attempt does it.
+without any pays one test for None. No wrapper model and no context copy: the call's own attempt
+does it.
 """
 
 from __future__ import annotations
