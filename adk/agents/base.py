@@ -184,9 +184,7 @@ class BaseAgent(ABC):
         if self._own_run:
             return None
         hooks = invocation.hooks_for(self)
-        if hooks.objects and (
-            hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
-        ):
+        if hooks.agent_hooks:
             return self.steps(invocation)
         return self._steps(AgentContext(invocation, self, ""), hooks)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from adk.agents.base import BaseAgent
 from adk.agents.llm_steps import LlmSteps
+from adk.agents.metering import ModelMeter, meter_of
 from adk.agents.output import CorrectOutput, Output
 from adk.agents.steps import Driver, Steps
 from adk.agents.tool import AgentTool
@@ -108,7 +109,7 @@ class LlmAgent(BaseAgent):
         self._set_transfer()
         self._stepped = type(self)._run_body is LlmAgent._run_body
         """Whether its body may be run as steps (`_steps`): its class does not change it."""
-        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool] | None = None
+        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool, ModelMeter | None] | None = None
         """The last (hooks, policy, hooks + policy, no model hooks): the same for every run without
         run callbacks."""
 
@@ -144,18 +145,20 @@ class LlmAgent(BaseAgent):
             return self._output.check(answer)
         return answer.content
 
-    def recovery(self, hooks: Callbacks, policy: RetryPolicy) -> tuple[Callbacks, bool]:
-        """The callbacks of a run's model and tool calls (`hooks`, output correction, `policy`), and
-        whether it has no model hooks: the same for every run without run callbacks."""
+    def recovery(self, hooks: Callbacks, policy: RetryPolicy) -> tuple[Callbacks, bool, ModelMeter | None]:
+        """The callbacks of a run's model and tool calls (`hooks`, output correction, `policy`),
+        whether it has no model hooks, and its meter (adk.agents.metering): the same for every
+        run without run callbacks."""
         cached = self._recovery
         if cached is not None and cached[0] is hooks and cached[1] is policy:
-            return cached[2], cached[3]
+            return cached[2], cached[3], cached[4]
         # concatenating on every run would cost more than the callbacks themselves
         recovery = hooks + self._correct + policy_callbacks(policy)
         # Without model hooks a call makes its context and Attempts only if it fails or streams.
         bare = not recovery.get("before_model") and not recovery.get("after_model")
-        self._recovery = (hooks, policy, recovery, bare)
-        return recovery, bare
+        meter = meter_of(recovery.objects)
+        self._recovery = (hooks, policy, recovery, bare, meter)
+        return recovery, bare, meter
 
     async def list_tools(self) -> None:
         """The agent's own tools and its toolsets' now; a toolset that fails is left out, with a warning."""

@@ -48,6 +48,7 @@ class LlmSteps:
         "history",
         "known",
         "left",
+        "meter",
         "over",
         "policy",
         "recovery",
@@ -69,7 +70,7 @@ class LlmSteps:
         invocation = ctx.invocation
         try:
             policy = self.policy = agent.retry_policy or invocation.retry_policy or DEFAULT_POLICY
-            self.recovery, self.bare = agent.recovery(hooks, policy)
+            self.recovery, self.bare, self.meter = agent.recovery(hooks, policy)
             # The session's history is shared and only ever extended: its first `known` messages
             # are this run's past.
             history = self.history = invocation.session.history(ctx.branch)

@@ -5,17 +5,19 @@
 an attempt that streams, then, if it fails, an `attempt.discarded` event; `after_model` once on
 the final response. A call whose first attempt neither streams nor fails gives its event at once,
 without a generator (`call_model`); else the envelope's generator goes on with it (`_envelope`).
-An attempt is written once (`attempt`), whichever runs it.
+An attempt is written once (`attempt`), whichever runs it; it is where the run's meter
+(adk.agents.metering: a `Budget`) reserve and settle each attempt, whatever its model.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 
+from adk.agents.metering import MeteredAttempt
 from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Halted, Refused, Replaced, carry
+from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.compaction import take_compactions
@@ -39,24 +41,38 @@ Chunk = LlmResponse
 
 
 class Opened:
-    """An attempt that streams: the model's stream, still open, its first partial chunk, and the
-    complete response it gave before that chunk, if any."""
+    """An attempt that streams: the model's stream, still open, its first partial chunk, the
+    complete response it gave before that chunk, if any, and the attempt's reservations."""
 
-    __slots__ = ("chunk", "response", "stream")
+    __slots__ = ("chunk", "held", "response", "stream")
 
-    def __init__(self, stream: AsyncIterator[LlmResponse], chunk: LlmResponse, response: LlmResponse | None):
+    def __init__(
+        self,
+        stream: AsyncIterator[LlmResponse],
+        chunk: LlmResponse,
+        response: LlmResponse | None,
+        held: MeteredAttempt | None,
+    ):
         self.stream = stream
         self.chunk = chunk
         self.response = response
+        self.held = held
+        """What the meter reserved for the attempt: settled when its stream ends."""
 
 
 async def attempt(
-    model: Model, request: LlmRequest, output: Output | None, limit: float | None = None
+    steps: LlmSteps, model: Model, request: LlmRequest, attempts: Attempts | None, limit: float | None = None
 ) -> LlmResponse | Opened:
     """One attempt: the model's complete response (checked), or its stream once it streams (the
-    caller goes on with it, and closes it); cancelled after `limit` seconds, if given."""
+    caller goes on with it, and closes it); cancelled after `limit` seconds, if given. The run's
+    meter reserves it first, and it is settled (or released, if it fails before any output)."""
     if limit is not None:
-        return await model_bounded(attempt(model, request, output), model.name, limit)
+        return await model_bounded(attempt(steps, model, request, attempts), model.name, limit)
+    held: MeteredAttempt | None = None
+    meter = steps.meter
+    if meter is not None:  # a refusal fails the attempt: on_model_error sees it
+        held = await meter.reserve_attempt(steps.ctx.invocation, request.model or model.name, request)
+        request = held.request
     complete: LlmResponse | None = None
     stream = model.generate(request)
     handed = False
@@ -64,12 +80,19 @@ async def attempt(
         async for chunk in stream:
             if chunk.is_partial:
                 handed = True
-                return Opened(stream, chunk, complete)
+                return Opened(stream, chunk, complete, held)
             complete = chunk
+    except Exception:
+        if held is not None and complete is None:  # failed before any output: nothing was charged
+            await held.release()
+        raise
     finally:  # _close(stream) inlined: a coroutine less per call
         aclose = None if handed else getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+    if held is not None and (decisions := await held.settle(complete)):
+        _decided(attempts, decisions)
+    output = steps.agent._output
     if complete is None or output is not None:
         complete = checked(model, complete, output)
     return complete
@@ -117,8 +140,10 @@ async def call_model(steps: LlmSteps) -> Step:
                     model, request = mctx.model, mctx.request
                 case unreachable:
                     assert_never(unreachable)
+    elif steps.meter is not None:  # the meter's decisions (warnings) go on the response
+        attempts = Attempts(steps.policy, started)
     try:  # the first attempt: one that neither streams nor fails makes no generator
-        outcome = await attempt(model, request, agent._output, steps.policy.attempt_timeout)
+        outcome = await attempt(steps, model, request, attempts, steps.policy.attempt_timeout)
     except Exception as error:
         return _after(stored, _rest(steps, request, mctx, attempts, started, error))
     if isinstance(outcome, Opened):  # it streams: the envelope goes on with it, open
@@ -160,8 +185,9 @@ def _rest(
 ) -> AsyncGenerator[Event, None]:
     """The generator that goes on with a model call whose first attempt failed or streams."""
     agent, ctx = steps.agent, steps.ctx
-    if mctx is None or attempts is None:  # a call without model hooks: made now
+    if mctx is None:  # a call without model hooks: made now
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, agent.model)
+    if attempts is None:
         attempts = Attempts(steps.policy, started)
     steps.answer_pending()  # until the envelope's response is `answered`
     return _envelope(steps, mctx, attempts, first)
@@ -179,13 +205,15 @@ async def _envelope(
         streamed = False
         try:
             if outcome is None:
-                outcome = await attempt(mctx.model, mctx.request, agent._output, steps.policy.attempt_timeout)
+                outcome = await attempt(
+                    steps, mctx.model, mctx.request, attempts, steps.policy.attempt_timeout
+                )
             elif isinstance(outcome, Exception):  # handled below as if this attempt had failed
                 error, outcome = outcome, None
                 raise error
             if isinstance(outcome, Opened):
                 streamed = True
-                stream, response = outcome.stream, outcome.response
+                stream, response, held = outcome.stream, outcome.response, outcome.held
                 try:
                     yield partial_event(agent.name, ctx, outcome.chunk)
                     async for chunk in _chunks(stream, mctx.model.name, steps.policy.attempt_timeout):
@@ -195,7 +223,7 @@ async def _envelope(
                             response = chunk
                 finally:
                     await _close(stream)
-                outcome = checked(mctx.model, response, agent._output)
+                outcome = await _streamed(mctx.model, response, agent._output, held, attempts)
             final = outcome
             if hooks.get("after_model"):  # a ResponseRejected fails the attempt
                 final = await after_model(hooks, mctx, final, attempts)
@@ -216,6 +244,28 @@ async def _envelope(
                 case other:
                     assert_never(other)
     yield steps.answered(response_event(agent.name, ctx, final, attempts))
+
+
+async def _streamed(
+    model: Model,
+    response: LlmResponse | None,
+    output: Output | None,
+    held: MeteredAttempt | None,
+    attempts: Attempts,
+) -> LlmResponse:
+    """The complete response of a stream that ended, its reservations settled first (a stream
+    cut after partial output never gets here: it keeps them)."""
+    if held is not None and (decisions := await held.settle(response)):
+        _decided(attempts, decisions)
+    return checked(model, response, output)
+
+
+def _decided(attempts: Attempts | None, decisions: Sequence[Decision]) -> None:
+    """A settled attempt's decisions (warnings) go on the call's (`attempts`, which a call with
+    a meter always has)."""
+    if attempts is not None:
+        for decision in decisions:
+            attempts.decided(decision)
 
 
 async def after_model(

@@ -419,7 +419,7 @@ def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
 class Callbacks:
     """Callbacks resolved into one tuple of implementations per hook, in registration order."""
 
-    __slots__ = ("_hooks", "objects")
+    __slots__ = ("_hooks", "agent_hooks", "objects")
     # The chains read `_hooks` directly: `get` is a method call they need not pay for. It holds
     # every hook declared when it was made (a family declared later has no implementations here).
 
@@ -427,6 +427,10 @@ class Callbacks:
         self.objects = objects
         """The registered callbacks (classes replaced by their instances)."""
         self._hooks: dict[str, tuple[HookImpl, ...]] = {hook: hooks.get(hook, ()) for hook in _declared}
+        self.agent_hooks = bool(
+            hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
+        )
+        """Whether any agent hook is implemented: an agent's run then goes through them."""
 
     @classmethod
     def of(cls, callbacks: Iterable[object] | Callbacks | None = None) -> Callbacks:

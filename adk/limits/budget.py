@@ -1,15 +1,16 @@
 """`Budget`: a ready-made callback whose limits no call crosses (docs/limits.md).
 
-Before each model attempt it reserves the call's worst case (the prompt's tokens, estimated by
-`estimate_tokens`, plus the `max_tokens` it allows) and lowers the request's `max_tokens` to
-what is left; after it, it settles to the usage the model reported. A call it cannot afford is
-not made: a `BudgetExceededError` goes to `on_model_error`, and unrecovered ends the run with a
+It is a model meter (adk.agents.metering): as each attempt of every model starts, the model
+call asks it to reserve the attempt's worst case (the prompt's tokens, estimated by
+`estimate_tokens`, plus the `max_tokens` it allows), and it lowers the request's `max_tokens` to
+what is left; as the attempt ends, the reservation is settled to the usage the model reported
+(`adk.limits.metered.Reservation`). A call it cannot afford is not made: a
+`BudgetExceededError` goes to `on_model_error`, and unrecovered ends the run with a
 `BudgetExceeded` decision. Tool calls are counted in `before_tool`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -18,11 +19,11 @@ from adk.callbacks.decisions import BudgetExceeded, BudgetWarning
 from adk.callbacks.registry import decided_by
 from adk.callbacks.results import Cont, Halt, Raise
 from adk.errors import BudgetExceededError
-from adk.events import LlmResponse, Usage
-from adk.limits.metered import UNREPORTED, Metered
+from adk.events import Usage
+from adk.limits.metered import Reservation
 from adk.limits.options import LIMITS, Scope, UnknownModel, check_limits, check_options, check_prices
 from adk.limits.usage import estimate_tokens
-from adk.models.base import LlmRequest, Model, new_request
+from adk.models.base import LlmRequest, new_request
 from adk.recovery.attempts import judging
 from adk.sessions.budgets import BudgetStore, Ledger
 
@@ -33,6 +34,9 @@ __all__ = ["Budget"]
 
 _RACES = 16
 """How many times a stored reservation is recomputed when another worker changed the use first."""
+
+_ROOM = ("total_tokens", "input_tokens", "output_tokens", "usd", "model_calls")
+"""The limits that bound a model call, in the order a tie between them names the first."""
 
 
 class Budget:
@@ -72,34 +76,58 @@ class Budget:
         self.name = name
         self._key = f"adk.limits.budget:{name}:{id(self)}"
         self._warned = self._key + ":warned"
-        self._warn = bool(self.limits)
+        self._caps = tuple(self.limits.get(name) for name in _ROOM)
+        """The limits of `_ROOM`, None for one not set."""
+        self._bounded = any(cap is not None for cap in self._caps)
+        self._lines = tuple((name, self.warn_at * cap) for name, cap in self.limits.items())
+        """Where each limit's warning is due."""
         self._by = decided_by(self, "after_model")
-        """Who the warnings are by: they go on the call's event in `after_model` (or in
-        `on_model_error`, when the call fails after all)."""
+        """Who the warnings are by: they go on the call's event as its attempt is settled, which
+        is after the model answered (the name `after_model` keeps the decision's meaning)."""
 
     def __repr__(self) -> str:
         return f"Budget({self.name!r}, scope={self.scope!r}, limits={self.limits})"
 
-    def meter(self, model: Model) -> Model:
-        """`model`, metered by this budget: for a `Retry` or `FallbackModels` that switches to it."""
-        return model if isinstance(model, Metered) and model.budget is self else Metered(self, model)
+    # the hooks: the model call meters each attempt through `reserve_attempt` (adk.agents.metering)
 
-    # the hooks
+    async def reserve_attempt(self, invocation: Invocation, model: str, request: LlmRequest) -> Reservation:
+        """Reserve an attempt's worst case and lower its `max_tokens` to what is left; a
+        `BudgetExceededError` (to `on_model_error`) when it cannot be afforded at all."""
+        ledger = self._ledger(invocation)
+        if self.store is not None:
+            return await self._reserve_stored(invocation, ledger, model, request)
+        # a run's ledger: checked and taken without an await between (parallel branches)
+        used = ledger.used
+        prompt = estimate_tokens(request)
+        price = self.prices.get(model)
+        if price is None:
+            self._unpriced(used, model)
+        tokens = self._room(used, price, prompt, request.max_tokens) if self._bounded else request.max_tokens
+        sent = lowered(request, tokens)
+        reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
+        reserved.charge(used)
+        return reserved
 
-    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        """Meter the call: its model is wrapped so that each attempt reserves and settles."""
-        if isinstance(ctx.model, Metered) and ctx.model.budget is self:
-            return Cont(ctx)
-        return Cont(dataclasses.replace(ctx, model=Metered(self, ctx.model)))
-
-    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        """Put the call's warnings on its event."""
-        _decide(ctx, "after_model")
-        return response
+    async def _reserve_stored(
+        self, invocation: Invocation, ledger: Ledger, model: str, request: LlmRequest
+    ) -> Reservation:
+        prompt = estimate_tokens(request)
+        for _ in range(_RACES):  # another worker may take what was left between the read and the reservation
+            used = await self.used(invocation)
+            price = self.prices.get(model)
+            if price is None:
+                self._unpriced(used, model)
+            tokens = self._room(used, price, prompt, request.max_tokens)
+            sent = lowered(request, tokens)
+            reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
+            if await self.reserve(invocation, reserved.amounts()) is None:
+                return reserved
+        raise BudgetExceededError(
+            self.name, "usd", 0.0, 0.0, f"budget {self.name!r}: too many races for one reservation"
+        )
 
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
         """Record a refusal of this budget's as a `BudgetExceeded` decision; pass the error on."""
-        _decide(ctx, "on_model_error")
         attempts = judging.get()
         if isinstance(error, BudgetExceededError) and error.budget == self.name and attempts is not None:
             by, target = decided_by(self, "on_model_error"), f"model:{ctx.model.name}"
@@ -128,6 +156,10 @@ class Budget:
         ledger = invocation.get_state(self._key)
         if ledger is None:
             ledger = Ledger()
+            # every model call's keys from the start: a reservation adds to them without a test
+            ledger.used = {"model_calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "total_tokens": 0.0}
+            if self.prices:
+                ledger.used["usd"] = 0.0
             invocation.set_state(self._key, ledger)
         return ledger  # type: ignore[no-any-return]  # only this budget sets its key
 
@@ -166,68 +198,31 @@ class Budget:
         if self.store is not None:
             await self.store.adjust_budget(self._scope_key(invocation), amounts)
 
-    # a model call: reserve, settle
-
-    def reserve_run(
-        self, invocation: Invocation, model: str, request: LlmRequest
-    ) -> tuple[dict[str, float], LlmRequest]:
-        """`reserve_call` for a run budget: no `await` between the check and the update."""
-        ledger = self._ledger(invocation)
-        amounts, room = self._worst_case(ledger.used, model, estimate_tokens(request), request.max_tokens)
-        ledger.adjust(amounts)  # computed from what is left: it cannot cross
-        return amounts, lowered(request, room)
-
-    async def reserve_call(
-        self, invocation: Invocation, model: str, request: LlmRequest
-    ) -> tuple[dict[str, float], LlmRequest]:
-        """Reserve a call's worst case: the amounts reserved, and the request with `max_tokens`
-        lowered to what is left. Raises `BudgetExceededError` when it cannot be afforded."""
-        if self.store is None:
-            return self.reserve_run(invocation, model, request)
-        prompt = estimate_tokens(request)
-        for _ in range(_RACES):  # another worker may take what was left between the read and the reservation
-            used = await self.used(invocation)
-            amounts, room = self._worst_case(used, model, prompt, request.max_tokens)
-            if await self.reserve(invocation, amounts) is None:
-                return amounts, lowered(request, room)
-        raise BudgetExceededError(
-            self.name, "usd", 0.0, 0.0, f"budget {self.name!r}: too many races for one reservation"
-        )
-
-    def _worst_case(
-        self, used: Mapping[str, float], model: str, prompt: int, asked: int | None
-    ) -> tuple[dict[str, float], int | None]:
-        """The amounts a call reserves and the `max_tokens` it may have (None: unbounded)."""
-        limits = self.limits
-        price = self._price(used, model)
-        room = math.inf if asked is None else float(asked)
-        binding = "max_tokens"
-        for name, cap in limits.items():
-            left = cap - used.get(name, 0.0)
-            if name == "output_tokens":
-                out = left
-            elif name == "total_tokens":
-                out = left - prompt
-            elif name == "usd":
-                out = _usd_room(left, price, prompt)
-            elif (name == "model_calls" and left < 1) or (name == "input_tokens" and left < prompt):
-                out = -1.0  # nothing is left of it at all
-            else:
-                continue
-            if out < room:
-                room, binding = out, name
+    def _room(
+        self, used: Mapping[str, float], price: tuple[float, float] | None, prompt: int, asked: int | None
+    ) -> int | None:
+        """The `max_tokens` a call may have (None: unbounded): what the request asks, lowered to
+        what each limit has left; a `BudgetExceededError` when not one token is left."""
+        room, binding = math.inf if asked is None else float(asked), "max_tokens"
+        total, inputs, output, usd, calls = self._caps
+        # written out, limit by limit in `_ROOM`'s order: a loop costs twice as much
+        if total is not None and (out := total - used.get("total_tokens", 0.0) - prompt) < room:
+            room, binding = out, "total_tokens"
+        if inputs is not None and inputs - used.get("input_tokens", 0.0) < prompt and room > -1.0:
+            room, binding = -1.0, "input_tokens"  # the prompt alone crosses it
+        if output is not None and (out := output - used.get("output_tokens", 0.0)) < room:
+            room, binding = out, "output_tokens"
+        if usd is not None and (out := _usd_room(usd - used.get("usd", 0.0), price, prompt)) < room:
+            room, binding = out, "usd"
+        if calls is not None and calls - used.get("model_calls", 0.0) < 1 and room > -1.0:
+            room, binding = -1.0, "model_calls"
         if room < 1:
             raise self._refusal(used, binding)
-        tokens = 0 if room == math.inf else math.floor(room)
-        amounts = {"model_calls": 1.0, "input_tokens": float(prompt), "output_tokens": float(tokens)}
-        amounts["total_tokens"] = float(prompt + tokens)
-        if price is not None:
-            amounts["usd"] = prompt * price[0] + tokens * price[1]
-        return amounts, None if room == math.inf else tokens
+        return None if room == math.inf else math.floor(room)
 
-    def _price(self, used: Mapping[str, float], model: str) -> tuple[float, float] | None:
-        price = self.prices.get(model)
-        if price is None and "usd" in self.limits and self.unknown_model == "refuse":
+    def _unpriced(self, used: Mapping[str, float], model: str) -> None:
+        """Refuse a call of a model without a price, when `usd` is limited and such are refused."""
+        if "usd" in self.limits and self.unknown_model == "refuse":
             spent = used.get("usd", 0.0)
             raise BudgetExceededError(
                 self.name,
@@ -236,7 +231,6 @@ class Budget:
                 spent,
                 f"budget {self.name!r} has no price for model {model!r}",
             )
-        return price
 
     def cost(self, model: str, usage: Usage) -> float | None:
         """What `usage` on `model` costs in USD at this budget's prices; None without a price."""
@@ -249,60 +243,22 @@ class Budget:
         allowed = self.limits.get(limit, 0.0)
         return BudgetExceededError(self.name, limit, allowed, used.get(limit, 0.0))
 
-    def settle_run(
-        self, invocation: Invocation, model: str, reserved: dict[str, float], response: LlmResponse | None
-    ) -> list[BudgetWarning]:
-        """`settle` for a run budget, without an `await`."""
-        ledger = self._ledger(invocation)
-        usage = None if response is None else response.usage
-        if usage is None:  # fail closed: the reservation stays spent
-            return [
-                self._note(model, "output_tokens", UNREPORTED, ledger.used),
-                *self._warnings(invocation, model, ledger.used),
-            ]
-        ledger.adjust(self._overage(model, reserved, usage))
-        return self._warnings(invocation, model, ledger.used) if self._warn else []
-
-    async def settle(
-        self, invocation: Invocation, model: str, reserved: dict[str, float], response: LlmResponse | None
-    ) -> list[BudgetWarning]:
-        """Settle a call to its reported usage; the decisions it gives (warnings)."""
-        if self.store is None:
-            return self.settle_run(invocation, model, reserved, response)
-        usage = None if response is None else response.usage
+    def warnings(self, invocation: Invocation, model: str, used: Mapping[str, float]) -> list[BudgetWarning]:
+        """A warning for each limit of which `warn_at` is used, once per limit and run."""
         notes: list[BudgetWarning] = []
-        if usage is None:  # fail closed: the reservation stays spent
-            notes.append(self._note(model, "output_tokens", UNREPORTED, await self.used(invocation)))
-        else:
-            await self.adjust(invocation, self._overage(model, reserved, usage))
-        return notes + self._warnings(invocation, model, await self.used(invocation))
-
-    def _overage(self, model: str, reserved: dict[str, float], usage: Usage) -> dict[str, float]:
-        """What the call used beyond (or, negative, short of) what it reserved."""
-        prompt, completion = usage.prompt_tokens, usage.completion_tokens
-        overage = {
-            "model_calls": 0.0,
-            "input_tokens": prompt - reserved["input_tokens"],
-            "output_tokens": completion - reserved["output_tokens"],
-            "total_tokens": prompt + completion - reserved["total_tokens"],
-        }
-        if "usd" in reserved:
-            overage["usd"] = (self.cost(model, usage) or 0.0) - reserved["usd"]
-        return overage
-
-    def _warnings(self, invocation: Invocation, model: str, used: Mapping[str, float]) -> list[BudgetWarning]:
-        warned: set[str] | None = invocation.get_state(self._warned)
-        notes: list[BudgetWarning] = []
-        for name, cap in self.limits.items():
-            if used.get(name, 0.0) >= self.warn_at * cap and (warned is None or name not in warned):
+        for name, line in self._lines:
+            if used.get(name, 0.0) >= line:
+                warned: set[str] | None = invocation.get_state(self._warned)
                 if warned is None:
                     warned = set()
                     invocation.set_state(self._warned, warned)
-                warned.add(name)
-                notes.append(self._note(model, name, "", used))
+                if name not in warned:
+                    warned.add(name)
+                    notes.append(self.note(model, name, "", used))
         return notes
 
-    def _note(self, model: str, limit: str, note: str, used: Mapping[str, float]) -> BudgetWarning:
+    def note(self, model: str, limit: str, note: str, used: Mapping[str, float]) -> BudgetWarning:
+        """A `BudgetWarning` on `limit`, by this budget, about a call of `model`."""
         allowed = self.limits.get(limit, 0.0)
         return BudgetWarning(
             self._by, f"model:{model}", self.name, limit, allowed, used.get(limit, 0.0), note
@@ -320,6 +276,7 @@ def lowered(request: LlmRequest, max_tokens: int | None) -> LlmRequest:
     sent.model = request.model
     sent.temperature = request.temperature
     sent.tool_choice = request.tool_choice
+    sent.usage_anchor = request.usage_anchor
     sent.max_tokens = max_tokens
     return sent
 
@@ -332,13 +289,3 @@ def _usd_room(left: float, price: tuple[float, float] | None, prompt: int) -> fl
     if price[1] == 0:
         return math.inf if rest >= 0 else -1.0
     return rest / price[1]
-
-
-def _decide(ctx: ModelContext, hook: str) -> None:
-    """Move the warnings of the call's metered model onto the call's decisions."""
-    model, attempts = ctx.model, judging.get()
-    if isinstance(model, Metered) and model.notes and attempts is not None:
-        by = decided_by(model.budget, hook)
-        for note in model.notes:
-            attempts.decided(note if note.by == by else dataclasses.replace(note, by=by))
-        model.notes.clear()

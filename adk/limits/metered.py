@@ -1,68 +1,127 @@
-"""The model a `Budget` puts in the call's context: each attempt reserves, then settles.
+"""One model attempt's reservation under a `Budget`: what it reserved, and how it is settled.
 
-Every attempt of the call goes through it (the first, and each `Retry` that keeps the model), so
-each attempt's real usage counts once: its reservation is made as it starts and settled to the
-usage its response reports as it ends. An attempt that fails before any output releases its
-reservation; one that fails after partial output, is cancelled, or reports no usage keeps it
-(fail closed: the provider may have charged it).
+The model call reserves each attempt as it starts (adk.agents.metering), whichever model the
+attempt uses, and settles it as it ends to the usage its response reports. An attempt that fails
+before any output releases its reservation; one that fails after partial output, is cancelled,
+or reports no usage keeps it (fail closed: the provider may have charged it).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
 from adk.callbacks.decisions import BudgetWarning
-from adk.context import current_invocation
 from adk.events import LlmResponse
-from adk.models.base import LlmRequest, Model
+from adk.models.base import LlmRequest
+from adk.sessions.budgets import Ledger
 
 if TYPE_CHECKING:
+    from adk.context import Invocation
     from adk.limits.budget import Budget
 
-__all__ = ["Metered"]
+__all__ = ["UNREPORTED", "Reservation"]
 
 UNREPORTED = "the model reported no usage: its reservation counts as spent"
 
 
-class Metered:
-    """`model`, metered by `budget`; its `name` is the model's, so events read the same."""
+class Reservation:
+    """What one attempt reserved: the prompt's estimate, the output tokens it may use (its
+    `max_tokens`), their price, and `request`, the request to send."""
 
-    __slots__ = ("budget", "model", "notes")
+    __slots__ = ("budget", "invocation", "ledger", "model", "price", "prompt", "request", "tokens", "usd")
 
-    def __init__(self, budget: Budget, model: Model) -> None:
+    def __init__(
+        self,
+        budget: Budget,
+        invocation: Invocation,
+        ledger: Ledger,
+        model: str,
+        request: LlmRequest,
+        counts: tuple[int, int],
+        price: tuple[float, float] | None,
+    ) -> None:
         self.budget = budget
+        self.invocation = invocation
+        self.ledger = ledger
+        """This run's ledger (a stored scope's reservations are added to it too)."""
         self.model = model
-        self.notes: list[BudgetWarning] = []
-        """Decisions for the call's event (warnings), taken by the budget's after hooks."""
+        self.request = request
+        self.prompt, self.tokens = counts
+        self.price = price
+        self.usd = 0.0 if price is None else self.prompt * price[0] + self.tokens * price[1]
 
-    @property
-    def name(self) -> str:
-        return self.model.name
+    def amounts(self, sign: float = 1.0) -> dict[str, float]:
+        """The reservation by limit name (negated with `sign=-1`: a release)."""
+        prompt, tokens = self.prompt, self.tokens
+        amounts = {
+            "model_calls": sign,
+            "input_tokens": sign * prompt,
+            "output_tokens": sign * tokens,
+            "total_tokens": sign * (prompt + tokens),
+        }
+        if self.price is not None:
+            amounts["usd"] = sign * self.usd
+        return amounts
 
-    async def generate(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
-        budget, invocation = self.budget, current_invocation()
-        model = request.model or self.model.name
-        if budget.store is None:  # a run budget: no coroutine between the check and the update
-            reserved, sent = budget.reserve_run(invocation, model, request)
-        else:
-            reserved, sent = await budget.reserve_call(invocation, model, request)
-        response: LlmResponse | None = None
-        output = False
-        try:
-            async for chunk in self.model.generate(sent):
-                if chunk.is_partial:
-                    output = True
-                else:
-                    response = chunk
-                yield chunk
-        except BaseException as error:
-            if response is None and not output and isinstance(error, Exception):  # not a cancelled call
-                await budget.adjust(invocation, {name: -amount for name, amount in reserved.items()})
-            raise
-        if budget.store is None:
-            notes = budget.settle_run(invocation, model, reserved, response)
-        else:
-            notes = await budget.settle(invocation, model, reserved, response)
-        if notes:
-            self.notes += notes
+    def charge(self, used: dict[str, float]) -> None:
+        """Add the reservation to `used`, a run's ledger, which has every key it adds to (and
+        no coroutine runs between the check and this update)."""
+        prompt, tokens = self.prompt, self.tokens
+        used["model_calls"] += 1.0
+        used["input_tokens"] += prompt
+        used["output_tokens"] += tokens
+        used["total_tokens"] += prompt + tokens
+        if self.price is not None:
+            used["usd"] += self.usd
+
+    def overage(self, response: LlmResponse) -> dict[str, float] | None:
+        """What the attempt used beyond (or, negative, short of) what it reserved; None when the
+        model reported no usage."""
+        usage = response.usage
+        if usage is None:
+            return None
+        prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        overage: dict[str, float] = {
+            "input_tokens": prompt - self.prompt,
+            "output_tokens": completion - self.tokens,
+            "total_tokens": prompt + completion - self.prompt - self.tokens,
+        }
+        price = self.price
+        if price is not None:
+            overage["usd"] = prompt * price[0] + completion * price[1] - self.usd
+        return overage
+
+    async def settle(self, response: LlmResponse | None) -> list[BudgetWarning]:
+        """Settle to `response`'s usage; the warnings it gives (and a note if there was none)."""
+        budget = self.budget
+        usage = None if response is None else response.usage
+        if budget.store is not None:
+            return await self._settle_stored(response)
+        used = self.ledger.used
+        if usage is None:  # fail closed: the reservation stays spent
+            note = budget.note(self.model, "output_tokens", UNREPORTED, used)
+            return [note, *budget.warnings(self.invocation, self.model, used)]
+        # the run's ledger, written out: the reservation added each of these
+        prompt, completion = usage.prompt_tokens, usage.completion_tokens
+        used["input_tokens"] += prompt - self.prompt
+        used["output_tokens"] += completion - self.tokens
+        used["total_tokens"] += prompt + completion - self.prompt - self.tokens
+        price = self.price
+        if price is not None:
+            used["usd"] += prompt * price[0] + completion * price[1] - self.usd
+        return budget.warnings(self.invocation, self.model, used)
+
+    async def _settle_stored(self, response: LlmResponse | None) -> list[BudgetWarning]:
+        budget, invocation = self.budget, self.invocation
+        overage = None if response is None else self.overage(response)
+        if overage is not None:
+            await budget.adjust(invocation, overage)
+        used = await budget.used(invocation)
+        notes = budget.warnings(invocation, self.model, used)
+        if overage is None:  # fail closed: the reservation stays spent
+            notes.insert(0, budget.note(self.model, "output_tokens", UNREPORTED, used))
+        return notes
+
+    async def release(self) -> None:
+        """Give the reservation back: the attempt failed before any output."""
+        await self.budget.adjust(self.invocation, self.amounts(-1.0))

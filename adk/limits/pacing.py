@@ -5,12 +5,14 @@ the testing switch skips and records the waits) until it falls within the rate; 
 charged when the response reports them, and a call waits while the tokens of the last minute are
 over their rate. A server's 429 with Retry-After holds every call back until then, not only the
 run that got it. The state lives on the instance: give one instance to every runner (or agent)
-that shares the provider's limits.
+that shares the provider's limits; given `store=`, it lives in the store, shared by every worker
+process that uses it (changed in one atomic read-modify-write per call).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from adk.callbacks.decisions import Paced
 from adk.callbacks.registry import decided_by
@@ -18,9 +20,12 @@ from adk.callbacks.results import Cont, Raise
 from adk.context import ModelContext
 from adk.errors import RateLimitError
 from adk.events import LlmResponse
-from adk.recovery.attempts import judging, now, sleep
+from adk.recovery.attempts import judging, now, sleep, wall_now
+from adk.sessions.budgets import SharedLimits
 
 __all__ = ["RateLimit"]
+
+R = TypeVar("R")
 
 
 def _above_zero(value: object, argument: str) -> float:
@@ -40,6 +45,8 @@ class RateLimit:
     A call that would wait longer than `max_wait` seconds is not made: `before_model` raises a
     `RateLimitError` (the run's error names this callback). Each wait is recorded on the call's
     response as a `Paced` decision. Register it first, so that later callbacks see paced calls.
+    With `store=`, the pace is shared by every worker process using that store (under `name`),
+    and the clock is the wall clock (`adk.recovery.attempts.wall_now`) unless `clock=` is given.
     """
 
     def __init__(
@@ -48,54 +55,64 @@ class RateLimit:
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         max_wait: float = 60.0,
-        clock: Callable[[], float] = now,
+        clock: Callable[[], float] | None = None,
+        store: SharedLimits | None = None,
+        name: str = "rate",
     ) -> None:
         self.requests_per_minute = _rate(requests_per_minute, "requests_per_minute")
         self.tokens_per_minute = _rate(tokens_per_minute, "tokens_per_minute")
         self.max_wait = _above_zero(max_wait, "max_wait")
-        self._clock = clock
+        if store is not None and not isinstance(store, SharedLimits):
+            raise ValueError(
+                "RateLimit: store must be a session store that keeps shared limits "
+                f"(InMemorySessionService, SqliteSessionService, PostgresSessionService), got {store!r}"
+            )
+        self.store = store
+        self._key = f"adk:pace:{name}"
+        self._clock = clock or (now if store is None else wall_now)
         """The retry clock by default: the waits the testing switch skips count as slept."""
-        self._next_request = 0.0
-        """When (on the retry clock) the next request may go: each reservation moves it on."""
-        self._tokens = 0.0
-        """Tokens charged and not yet replenished (a leaky bucket that drains at the rate)."""
-        self._tokens_at = 0.0
-        self._held_until = 0.0
-        """A server's Retry-After, for every call."""
+        self._state: dict[str, float] = {}
+        """Without a store, the pace: `next` (when the next request may go: each reservation
+        moves it on), `tokens` and `tokens_at` (tokens charged and not yet replenished, a leaky
+        bucket that drains at the rate), `held` (a server's Retry-After, for every call)."""
+
+    async def _change(self, change: Callable[[dict[str, float]], R]) -> R:
+        """Apply `change` to the pace: this instance's, or the store's, atomically."""
+        if self.store is None:
+            return change(self._state)
+        return await self.store.update_shared(self._key, change)
 
     def wait(self) -> float:
-        """How long a call made now would wait; it reserves nothing."""
-        return self._wait(self._clock())[0]
+        """How long a call made now would wait (without a store); it reserves nothing."""
+        return self._wait(dict(self._state), self._clock())[0]
 
-    def _wait(self, at: float) -> tuple[float, float]:
+    def _wait(self, state: dict[str, float], at: float) -> tuple[float, float]:
         """The wait before a call made at `at`, and when its request would go."""
-        start = max(at, self._held_until)
+        start = max(at, state.get("held", 0.0))
         if self.requests_per_minute is not None:
-            start = max(start, self._next_request)
+            start = max(start, state.get("next", 0.0))
         tokens = self.tokens_per_minute
         if tokens is not None:
-            over = self._drained(at, tokens) - tokens
+            over = _drained(state, at, tokens) - tokens
             if over > 0:
                 start = max(start, at + over * 60.0 / tokens)
         return start - at, start
 
-    def _drained(self, at: float, rate: float) -> float:
-        """The tokens still counted at `at`: what was charged, drained at `rate` a minute since."""
-        left = max(0.0, self._tokens - (at - self._tokens_at) * rate / 60.0)
-        self._tokens, self._tokens_at = left, at
-        return left
+    def _reserve(self, state: dict[str, float]) -> float:
+        """Take the next request's place, unless it would wait past `max_wait`: its wait."""
+        wait, start = self._wait(state, self._clock())
+        if wait <= self.max_wait and self.requests_per_minute is not None:
+            state["next"] = start + 60.0 / self.requests_per_minute  # concurrent calls queue behind it
+        return wait
 
     async def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        at = self._clock()
-        wait, start = self._wait(at)
+        wait = await self._change(self._reserve)
         if wait > self.max_wait:
             raise RateLimitError(
                 f"no capacity for model {ctx.model.name!r} within max_wait={self.max_wait:g} s"
                 f" (the next in {wait:.2f} s)",
                 retry_after=wait,
             )
-        if self.requests_per_minute is not None:  # reserved now: concurrent calls queue behind it
-            self._next_request = start + 60.0 / self.requests_per_minute
         if wait > 0:
             attempts = judging.get()
             if attempts is not None:
@@ -103,15 +120,32 @@ class RateLimit:
             await sleep(wait)
         return Cont(ctx)
 
-    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+    async def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
         usage, rate = response.usage, self.tokens_per_minute
         if rate is not None and usage is not None:
-            self._tokens = self._drained(self._clock(), rate) + usage.total_tokens
+            at, spent = self._clock(), usage.total_tokens
+
+            def charge(state: dict[str, float]) -> None:
+                state["tokens"] = _drained(state, at, rate) + spent
+
+            await self._change(charge)
         return response
 
-    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+    async def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
         """A 429's Retry-After holds every call back; the error goes on to the other callbacks."""
         retry_after = getattr(error, "retry_after", None)
         if isinstance(error, RateLimitError) and isinstance(retry_after, int | float) and retry_after > 0:
-            self._held_until = max(self._held_until, self._clock() + float(retry_after))
+            until = self._clock() + float(retry_after)
+
+            def hold(state: dict[str, float]) -> None:
+                state["held"] = max(state.get("held", 0.0), until)
+
+            await self._change(hold)
         return Raise(error)
+
+
+def _drained(state: dict[str, float], at: float, rate: float) -> float:
+    """The tokens still counted at `at`: what was charged, drained at `rate` a minute since."""
+    left = max(0.0, state.get("tokens", 0.0) - (at - state.get("tokens_at", at)) * rate / 60.0)
+    state["tokens"], state["tokens_at"] = left, at
+    return left

@@ -10,7 +10,7 @@ the end of the chain, that asks for a `Retry` on the errors its tenacity `retry`
 Here, `recover`: a failed attempt judged by the chain, held to the bound, each decision logged
 (on this package's logger, `adk.recovery`). Beside it: `attempts` (an envelope's attempts, the
 retry clock, the testing switch), `policy` (`RetryPolicy`, `is_transient`), `callbacks` (the
-ready-made recovery callbacks).
+ready-made recovery callbacks), `breaker` (`CircuitBreaker`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from adk.callbacks.results import Fallback, Raise, Retry
 from adk.context import ModelContext, ToolContext
 from adk.errors import CircuitOpenError, RetriesExhausted, locate, where
 from adk.recovery.attempts import Attempts, Testing, judging, set_testing, sleep
-from adk.recovery.callbacks import CircuitBreaker, FallbackModels, FixedFallback, RetryThenFallback
+from adk.recovery.breaker import CircuitBreaker
+from adk.recovery.callbacks import FallbackModels, FixedFallback, RetryThenFallback
 from adk.recovery.policy import RetryPolicy, is_transient, policy_callbacks
 
 __all__ = [

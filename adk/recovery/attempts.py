@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from adk.callbacks.decisions import Decision
     from adk.recovery.policy import RetryPolicy
 
-__all__ = ["Attempts", "Testing", "judging", "now", "set_testing", "sleep"]
+__all__ = ["Attempts", "Testing", "judging", "now", "set_testing", "sleep", "wall_now"]
 
 
 class Testing(contextlib.AbstractContextManager["Testing"]):
@@ -62,6 +62,12 @@ def set_testing(testing: bool = True, *, attempts: int | None = None) -> Testing
 def now() -> float:
     """The retry clock: monotonic time, plus the waits the testing switch skipped."""
     return time.monotonic() + _testing.slept
+
+
+def wall_now() -> float:
+    """The clock of limits shared by worker processes (through a store): the wall clock, which
+    every worker reads alike (a monotonic clock is per machine), plus the skipped waits."""
+    return time.time() + _testing.slept
 
 
 async def sleep(seconds: float) -> None:

@@ -5,14 +5,20 @@ A `Ledger` holds, per limit name (`total_tokens`, `input_tokens`, `output_tokens
 Its methods are synchronous: under asyncio no other task runs between the check and the update,
 so concurrent reservations are exact. Stores implement `BudgetStore`: the in-memory store with
 ledgers of its own (`MemoryBudgets`), PostgreSQL and SQLite with a table of their own.
+
+The same stores keep the state that a `CircuitBreaker` or a `RateLimit` shares across worker
+processes (`SharedLimits`): a small JSON object per key, in the same table, changed by a pure
+function in one atomic read-modify-write (`update_shared`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["BudgetStore", "Ledger", "MemoryBudgets", "crossed"]
+__all__ = ["BudgetStore", "Ledger", "MemoryBudgets", "SharedLimits", "crossed"]
+
+R = TypeVar("R")
 
 
 def crossed(
@@ -68,10 +74,22 @@ class BudgetStore(Protocol):
         ...
 
 
+@runtime_checkable
+class SharedLimits(Protocol):
+    """A session store that keeps the state of limits shared by worker processes (a
+    `CircuitBreaker` or `RateLimit` given `store=`)."""
+
+    async def update_shared(self, key: str, change: Callable[[dict[str, Any]], R]) -> R:
+        """Apply `change` to `key`'s state (a JSON object, `{}` at first), which it changes in
+        place, atomically: no other worker reads or writes the key in between. Its result."""
+        ...
+
+
 class MemoryBudgets:
     """`BudgetStore` for a store in this process: one `Ledger` per key."""
 
     _budget_ledgers: dict[str, Ledger] | None = None
+    _shared_limits: dict[str, dict[str, Any]] | None = None
 
     def _ledger(self, key: str) -> Ledger:
         ledgers = self._budget_ledgers
@@ -92,3 +110,9 @@ class MemoryBudgets:
 
     async def budget_used(self, key: str) -> dict[str, float]:
         return dict(self._ledger(key).used)
+
+    async def update_shared(self, key: str, change: Callable[[dict[str, Any]], R]) -> R:
+        states = self._shared_limits
+        if states is None:
+            states = self._shared_limits = {}
+        return change(states.setdefault(key, {}))

@@ -1,4 +1,5 @@
-"""Budgets in PostgreSQL (`BudgetStore`): one row per scope key in a table of their own.
+"""Budgets in PostgreSQL (`BudgetStore`): one row per scope key in a table of their own; the shared
+state of breakers and rate limits (`SharedLimits`) in rows of the same table.
 
 A reservation locks its row (`SELECT ... FOR UPDATE` in a transaction), checks the limits and
 writes the new use before it commits, so two workers can never both take the last of a budget.
@@ -8,8 +9,8 @@ The table is created on first use beside the store's own tables, in its schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from adk.sessions.budgets import crossed
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     import asyncpg
 
 __all__ = ["PostgresBudgets"]
+
+T = TypeVar("T")
 
 
 class PostgresBudgets:
@@ -61,6 +64,19 @@ class PostgresBudgets:
                     f"UPDATE {table} SET used = $2 WHERE scope_key = $1", key, json.dumps(used)
                 )
             return over
+
+    async def update_shared(self, key: str, change: Callable[[dict[str, Any]], T]) -> T:
+        pool, table = await self._budgets()
+        async with pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                f"INSERT INTO {table} (scope_key, used) VALUES ($1, '{{}}') ON CONFLICT DO NOTHING", key
+            )
+            state: dict[str, Any] = json.loads(
+                await conn.fetchval(f"SELECT used FROM {table} WHERE scope_key = $1 FOR UPDATE", key)
+            )
+            result = change(state)
+            await conn.execute(f"UPDATE {table} SET used = $2 WHERE scope_key = $1", key, json.dumps(state))
+            return result
 
     async def reserve_budget(
         self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]

@@ -1,4 +1,5 @@
-"""Budgets in SQLite (`BudgetStore`): one row per scope key in a table of their own.
+"""Budgets in SQLite (`BudgetStore`): one row per scope key in a table of their own; the shared
+state of breakers and rate limits (`SharedLimits`) in rows of the same table.
 
 A reservation reads, checks and writes in one `BEGIN IMMEDIATE` transaction, which holds the
 database's write lock: processes sharing the file reserve one after another, never both the last
@@ -48,6 +49,19 @@ class SqliteBudgets:
                 )
             return over
 
+    def _shared_change(self, key: str, change: Callable[[dict[str, Any]], T]) -> T:
+        with self._transaction() as conn:
+            conn.execute(_TABLE)
+            row = conn.execute("SELECT used FROM budgets WHERE scope_key = ?", (key,)).fetchone()
+            state: dict[str, Any] = {} if row is None else json.loads(row[0])
+            result = change(state)
+            conn.execute(
+                "INSERT INTO budgets (scope_key, used) VALUES (?, ?)"
+                " ON CONFLICT (scope_key) DO UPDATE SET used = excluded.used",
+                (key, json.dumps(state)),
+            )
+            return result
+
     def _budget_read(self, key: str) -> dict[str, float]:
         with self._transaction("BEGIN") as conn:
             conn.execute(_TABLE)
@@ -64,3 +78,6 @@ class SqliteBudgets:
 
     async def budget_used(self, key: str) -> dict[str, float]:
         return await self._call(self._budget_read, key)
+
+    async def update_shared(self, key: str, change: Callable[[dict[str, Any]], T]) -> T:
+        return await self._call(self._shared_change, key, change)

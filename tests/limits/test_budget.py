@@ -82,7 +82,7 @@ async def test_a_call_that_cannot_be_afforded_is_not_made_and_the_run_ends_with_
 async def test_a_fallback_to_a_cheaper_model_is_metered_at_its_own_price() -> None:
     big, small = ScriptedModel([], name="big"), ScriptedModel([used(4, 10)], name="small")
     budget = Budget(usd=0.001, prices=PRICES, warn_at=1)
-    agent = LlmAgent(name="a", model=big, callbacks=[FallbackModels([budget.meter(small)])])
+    agent = LlmAgent(name="a", model=big, callbacks=[FallbackModels([small])])
     events = await run(Runner(agent, callbacks=[budget]), "x" * 400)  # 100 tokens: $0.001 on big
     assert big.requests == []
     # small: 100 tokens in at $1/1M = $0.0001; the $0.0009 left buys 450 tokens at $2/1M

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pytest
 
-from adk import Cont, LlmAgent, LlmResponse, ModelContext, Runner
+from adk import Cont, LlmAgent, LlmResponse, ModelContext, RetryPolicy, Runner
 from adk.agents.tool import AgentTool
 from adk.callbacks.decisions import BudgetExceeded
 from adk.errors import StreamInterruptedError
@@ -115,3 +116,26 @@ def test_a_lowered_request_keeps_every_other_field() -> None:
     )
     assert lowered(request, 7) == dataclasses.replace(request, max_tokens=7)
     assert lowered(request, 900) is request
+
+
+async def test_an_attempt_that_times_out_keeps_its_reservation_and_the_retry_reserves_anew() -> None:
+    async def never(request: LlmRequest) -> LlmResponse:
+        await asyncio.Event().wait()  # a server that accepted the request and went quiet
+        raise AssertionError("unreachable")
+
+    model = ScriptedModel([never, used(1, 3)])
+    budget = Budget(output_tokens=100, warn_at=1)
+    reports: list[dict[str, float]] = []
+
+    class Watch:
+        def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+            reports.append(budget.report(ctx.invocation))
+            return response
+
+    policy = RetryPolicy(attempt_timeout=0.01)
+    runner = Runner(LlmAgent("a", model=model), callbacks=[budget, AskFor40(), Watch()], retry_policy=policy)
+    events = [e async for e in runner.run("u", "s", "hi")]
+    assert events[-1].object == ObjectType.RUNNER_COMPLETION
+    assert [r.max_tokens for r in model.requests] == [40, 40]
+    # the timed-out attempt keeps its 40 (fail closed: it may have been charged)
+    assert reports == [{"model_calls": 2.0, "input_tokens": 2.0, "output_tokens": 43.0, "total_tokens": 45.0}]

@@ -11,10 +11,11 @@ import tenacity
 
 from adk import Event, LlmAgent, LlmResponse, RetryPolicy, Runner
 from adk.callbacks.decisions import Paced
-from adk.errors import RateLimitError
+from adk.errors import RateLimitError, ServerError
 from adk.events import Usage
 from adk.limits import RateLimit
-from adk.recovery import CircuitBreaker, Testing
+from adk.recovery import CircuitBreaker, Testing, set_testing
+from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel
 
 BY = "callback:RateLimit.before_model"
@@ -114,3 +115,28 @@ def test_a_breaker_with_no_failures_or_cooldown_is_refused(argument: str, bad: A
     with pytest.raises(ValueError, match=r"^CircuitBreaker: ") as raised:
         CircuitBreaker(**{argument: bad})
     assert str(raised.value) == f"CircuitBreaker: {argument} must be {why}, got {bad!r}"
+
+
+@pytest.mark.parametrize("make", [RateLimit, CircuitBreaker])
+def test_a_store_that_keeps_no_shared_limits_is_refused_where_it_is_given(make: Any) -> None:
+    with pytest.raises(ValueError, match=r": store must be") as raised:
+        make(store="postgresql://db")
+    assert str(raised.value) == (
+        f"{make.__name__}: store must be a session store that keeps shared limits (InMemorySessionService,"
+        " SqliteSessionService, PostgresSessionService), got 'postgresql://db'"
+    )
+
+
+async def test_two_breakers_on_one_store_share_the_circuit() -> None:
+    store = InMemorySessionService()
+    a, b = ScriptedModel([ServerError("1")], name="a"), ScriptedModel(["from b"], name="b")
+    first = CircuitBreaker(failures=1, fallbacks=[b], store=store, clock=lambda: 0.0)
+    second = CircuitBreaker(failures=1, fallbacks=[b], store=store, clock=lambda: 1.0)
+    with set_testing(True, attempts=1):
+        failed = [e async for e in Runner(LlmAgent("x", model=a), callbacks=[first]).run("u", "s1", "hi")]
+        served = [e async for e in Runner(LlmAgent("y", model=a), callbacks=[second]).run("u", "s2", "hi")]
+    assert failed[-1].error is not None and failed[-1].error.type == "RetriesExhausted"
+    assert served[-2].content == "from b" and len(a.requests) == 1
+    assert await second.opened(a) and not await second.opened(b)
+    with pytest.raises(ValueError, match=r"^CircuitBreaker.is_open: this breaker's state is in its store"):
+        second.is_open(a)
