@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
 from adk.agents.llm import LlmAgent
-from adk.agents.model_call import Opened, after_model, attempt
+from adk.agents.metering import ModelMeter, meter_of
+from adk.agents.model_call import Opened, after_model, attempt, settled
 from adk.agents.tool import tool_events
 from adk.agents.tool_call import decided_in_call
 from adk.approvals import Ask, Reply
@@ -40,7 +41,7 @@ from adk.callbacks.decisions import Halted
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import ModelContext, ToolContext
-from adk.errors import StreamInterruptedError, locate
+from adk.errors import locate
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest, Model
 from adk.recovery import Attempts, recover, sleep
@@ -245,15 +246,17 @@ async def _through_hooks(mctx: ModelContext) -> LlmResponse:
     policy = getattr(agent, "retry_policy", None) or invocation.retry_policy or DEFAULT_POLICY
     hooks = invocation.hooks_for(agent)
     if isinstance(agent, LlmAgent):
-        hooks, _ = agent.recovery(hooks, policy)  # its recovery: the default policy's judgement too
+        hooks, _, _ = agent.recovery(hooks, policy)  # its recovery: the default policy's judgement too
     attempts = Attempts(policy)
-    try:
-        return await _sampled(hooks, mctx, attempts)
+    try:  # metered as the agent's own calls are (a Budget counts what a server asks for)
+        return await _sampled(hooks, mctx, attempts, meter_of(hooks.objects))
     finally:
         decided_in_call(attempts.decisions or ())
 
 
-async def _sampled(hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> LlmResponse:
+async def _sampled(
+    hooks: Callbacks, mctx: ModelContext, attempts: Attempts, meter: ModelMeter | None
+) -> LlmResponse:
     """The model call of `_through_hooks`, its decisions recorded in `attempts`."""
     deciders: list[object] = []
     token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
@@ -271,8 +274,9 @@ async def _sampled(hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> 
             assert_never(unreachable)
     while True:
         try:
-            answer = await attempt(mctx.model, mctx.request, None, attempts.policy.attempt_timeout)
-            return await after_model(hooks, mctx, await _complete(answer), attempts)
+            limit = attempts.policy.attempt_timeout
+            answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
+            return await after_model(hooks, mctx, await _complete(mctx.model, answer, attempts), attempts)
         except Exception as error:
             locate(error, f"model:{mctx.model.name}")
             match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
@@ -284,17 +288,15 @@ async def _sampled(hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> 
                     assert_never(other)
 
 
-async def _complete(answer: LlmResponse | Opened) -> LlmResponse:
-    """The complete response of an attempt, read to its end if it streams."""
+async def _complete(model: Model, answer: LlmResponse | Opened, attempts: Attempts) -> LlmResponse:
+    """The complete response of an attempt, read to its end if it streams (and then settled)."""
     if not isinstance(answer, Opened):
         return answer
     response = answer.response
     async for chunk in answer.stream:
         if not chunk.is_partial:
             response = chunk
-    if response is None:
-        raise StreamInterruptedError("the model's stream ended without a response")
-    return response
+    return await settled(model, response, None, answer.held, attempts)
 
 
 def _message(role: str, content: Any) -> Message:

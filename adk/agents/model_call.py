@@ -15,13 +15,13 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 
-from adk.agents.metering import MeteredAttempt
+from adk.agents.metering import MeteredAttempt, ModelMeter
 from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.compaction import take_compactions
-from adk.context import AgentContext, ModelContext
+from adk.context import AgentContext, Invocation, ModelContext
 from adk.errors import CallbackError, ResponseRejected, StreamInterruptedError, locate, where
 from adk.events import ErrorInfo, Event, LlmResponse, ObjectType
 from adk.limits.timeouts import model_bounded
@@ -34,7 +34,16 @@ if TYPE_CHECKING:
     from adk.agents.output import Output
     from adk.agents.steps import Step
 
-__all__ = ["Opened", "after_model", "attempt", "call_model", "checked", "partial_event", "response_event"]
+__all__ = [
+    "Opened",
+    "after_model",
+    "attempt",
+    "call_model",
+    "checked",
+    "partial_event",
+    "response_event",
+    "settled",
+]
 
 
 Chunk = LlmResponse
@@ -61,17 +70,24 @@ class Opened:
 
 
 async def attempt(
-    steps: LlmSteps, model: Model, request: LlmRequest, attempts: Attempts | None, limit: float | None = None
+    model: Model,
+    request: LlmRequest,
+    attempts: Attempts | None,
+    meter: ModelMeter | None,
+    invocation: Invocation,
+    output: Output | None,
+    limit: float | None = None,
 ) -> LlmResponse | Opened:
-    """One attempt: the model's complete response (checked), or its stream once it streams (the
-    caller goes on with it, and closes it); cancelled after `limit` seconds, if given. The run's
-    meter reserves it first, and it is settled (or released, if it fails before any output)."""
+    """One attempt: the model's complete response (checked against `output`), or its stream once
+    it streams (the caller goes on with it, and closes it); cancelled after `limit` seconds, if
+    given. The run's `meter` reserves it first, and it is settled (or released, if it fails before
+    any output), its decisions recorded in `attempts`."""
     if limit is not None:
-        return await model_bounded(attempt(steps, model, request, attempts), model.name, limit)
+        bounded = attempt(model, request, attempts, meter, invocation, output)
+        return await model_bounded(bounded, model.name, limit)
     held: MeteredAttempt | None = None
-    meter = steps.meter
     if meter is not None:  # a refusal fails the attempt: on_model_error sees it
-        held = await meter.reserve_attempt(steps.ctx.invocation, request.model or model.name, request)
+        held = await meter.reserve_attempt(invocation, request.model or model.name, request)
         request = held.request
     complete: LlmResponse | None = None
     stream = model.generate(request)
@@ -92,7 +108,6 @@ async def attempt(
             await aclose()
     if held is not None and (decisions := await held.settle(complete)):
         _decided(attempts, decisions)
-    output = steps.agent._output
     if complete is None or output is not None:
         complete = checked(model, complete, output)
     return complete
@@ -143,7 +158,9 @@ async def call_model(steps: LlmSteps) -> Step:
     elif steps.meter is not None:  # the meter's decisions (warnings) go on the response
         attempts = Attempts(steps.policy, started)
     try:  # the first attempt: one that neither streams nor fails makes no generator
-        outcome = await attempt(steps, model, request, attempts, steps.policy.attempt_timeout)
+        outcome = await attempt(
+            model, request, attempts, steps.meter, ctx.invocation, agent._output, steps.policy.attempt_timeout
+        )
     except Exception as error:
         return _after(stored, _rest(steps, request, mctx, attempts, started, error))
     if isinstance(outcome, Opened):  # it streams: the envelope goes on with it, open
@@ -206,7 +223,13 @@ async def _envelope(
         try:
             if outcome is None:
                 outcome = await attempt(
-                    steps, mctx.model, mctx.request, attempts, steps.policy.attempt_timeout
+                    mctx.model,
+                    mctx.request,
+                    attempts,
+                    steps.meter,
+                    ctx.invocation,
+                    agent._output,
+                    steps.policy.attempt_timeout,
                 )
             elif isinstance(outcome, Exception):  # handled below as if this attempt had failed
                 error, outcome = outcome, None
@@ -223,7 +246,7 @@ async def _envelope(
                             response = chunk
                 finally:
                     await _close(stream)
-                outcome = await _streamed(mctx.model, response, agent._output, held, attempts)
+                outcome = await settled(mctx.model, response, agent._output, held, attempts)
             final = outcome
             if hooks.get("after_model"):  # a ResponseRejected fails the attempt
                 final = await after_model(hooks, mctx, final, attempts)
@@ -246,7 +269,7 @@ async def _envelope(
     yield steps.answered(response_event(agent.name, ctx, final, attempts))
 
 
-async def _streamed(
+async def settled(
     model: Model,
     response: LlmResponse | None,
     output: Output | None,

@@ -134,3 +134,21 @@ async def test_a_before_model_halt_answers_the_server_and_is_a_decision_on_the_c
     assert trace == [("before_model", "c1")]
     assert '"text": "not today"' in answer_of(events)
     assert decisions_of(events) == (Halted("callback:Halting.before_model", MODEL),)
+
+
+async def test_a_budget_meters_what_a_server_samples_and_refuses_it_once_spent() -> None:
+    # The agent's turn, the sampled call and the answer after the tool: three model calls asked.
+    from adk.limits import Budget
+
+    for allowed, sampled_ran in ((3, True), (1, False)):
+        budget = Budget(model_calls=allowed)
+        model = ScriptedModel([SAMPLE, "four", "done"] if sampled_ran else [SAMPLE])
+        agent = LlmAgent("a", model=model, tools=[npm_server("server-everything", "stdio", sampling=True)])
+        async with Runner(agent, callbacks=[budget]) as runner:
+            events = [e async for e in runner.run("u", "s", "hi")]
+        model.assert_done()
+        if sampled_ran:
+            assert '"text": "four"' in answer_of(events)
+            assert events[-1].object == ObjectType.RUNNER_COMPLETION
+        else:  # the turn's one call spent it: the server's request is refused, never made
+            assert "sampling failed: BudgetExceededError" in answer_of(events)
