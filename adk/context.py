@@ -37,7 +37,7 @@ __all__ = [
     "current_invocation",
     "current_invocation_var",
     "current_tool_call_id",
-    "current_tool_call_id_var",
+    "current_tool_call_var",
 ]
 
 log = logging.getLogger(__name__)
@@ -298,8 +298,10 @@ class Invocation:
 
 current_invocation_var: ContextVar[Invocation] = ContextVar("adk_invocation")
 """What `current_invocation()` reads: the runner sets it around each step of a run's agent."""
-current_tool_call_id_var: ContextVar[str | None] = ContextVar("adk_tool_call_id", default=None)
-"""What `current_tool_call_id()` reads: a tool call's envelope sets it while the call runs."""
+current_tool_call_var: ContextVar[tuple[str, Any] | None] = ContextVar("adk_tool_call", default=None)
+"""The tool call running in this task, set by its envelope while it runs: its id (what
+`current_tool_call_id()` reads) and its attempts, where decisions taken on its behalf go (a model
+call its MCP server asked for: adk.agents.tool_call.decided_in_call)."""
 
 
 def current_invocation() -> Invocation:
@@ -312,7 +314,8 @@ def current_invocation() -> Invocation:
 
 def current_tool_call_id() -> str | None:
     """The id of the tool call being handled in this task, or None outside a tool call."""
-    return current_tool_call_id_var.get()
+    running = current_tool_call_var.get()
+    return None if running is None else running[0]
 
 
 T = TypeVar("T")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Iterable, Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, assert_never
 
 from adk.approvals import Answer, Approve, Ask, Pending, Reject, Reply, ToolResult
@@ -20,7 +19,7 @@ from adk.callbacks.chain import run_after, run_before
 from adk.callbacks.decisions import APPROVALS, Approved, Decision, Deferred, Halted, Rejected, Replaced
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Retry
-from adk.context import AgentContext, ToolContext, current_tool_call_id_var
+from adk.context import AgentContext, ToolContext, current_tool_call_var
 from adk.errors import ToolArgumentsError, ToolNotFoundError, ToolRetry, locate, where
 from adk.events import ErrorInfo, Event, Message, ObjectType, ToolCall, ToolDeclaration, new_choice, new_event
 from adk.limits.timeouts import tool_bounded
@@ -33,15 +32,13 @@ if TYPE_CHECKING:
 
 __all__ = ["call_tool", "call_tools", "decided_in_call"]
 
-_in_call: ContextVar[Attempts | None] = ContextVar("adk_tool_call_attempts", default=None)
-"""The attempts of the tool call running in this context, whose result event carries their decisions."""
-
 
 def decided_in_call(decisions: Iterable[Decision]) -> None:
     """Record `decisions` taken on behalf of the tool call running (a model call its MCP server
     asked for during it: adk/mcp_requests.py) on that call's result event, where a person sees them."""
-    attempts = _in_call.get()
-    if attempts is not None:
+    running = current_tool_call_var.get()
+    if running is not None:
+        attempts: Attempts = running[1]
         for decision in decisions:
             attempts.decided(decision)
 
@@ -122,12 +119,11 @@ async def call_tool(
     Or in a waiting event, when the call is deferred or its tool returns `Pending`. `answer`
     resumes a call that waited: approved, it runs; rejected or given its result, it does not.
     """
-    token = current_tool_call_id_var.set(call.id)
+    attempts = policy.attempts()
+    token = current_tool_call_var.set((call.id, attempts))
     name = call.function.name
     tool, args, error = _prepare(agent.tools, call, ctx.invocation.client_tools)
     tctx = ToolContext(ctx.invocation, agent, ctx.branch, tool, args, call.id)
-    attempts = policy.attempts()
-    running = _in_call.set(attempts)
     try:
         match answer:
             case None | Approve() | Reply():
@@ -153,8 +149,7 @@ async def call_tool(
         content = _error_text(ctx, tctx.tool, e)
         info = ErrorInfo.of(e, where(e) or f"tool:{name}")
     finally:
-        _in_call.reset(running)
-        current_tool_call_id_var.reset(token)
+        current_tool_call_var.reset(token)
     event = new_event(ctx.invocation_id, agent.name, ObjectType.TOOL_RESPONSE, ctx.branch)
     event.choices = [new_choice(Message.tool(content, tool_call_id=call.id, name=name))]
     event.error = info
