@@ -23,6 +23,7 @@ from adk.durable.steps import make_durable
 from adk.errors import ApprovalError
 from adk.events import Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
+from adk.recovery.attempts import sleep
 from adk.runner import Runner
 from adk.sessions.base import SessionService
 
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from dbos import EnqueueOptions, WorkflowHandleAsync
 
 __all__ = ["DurableRunner", "RunHandle", "enqueue_options", "launch", "workflow_id"]
+
+
+_ENDED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+"""A workflow's statuses once it will store no more events."""
 
 
 def workflow_id(user_id: str, session_id: str, invocation_id: str) -> str:
@@ -47,6 +52,8 @@ class RunHandle:
     user_id: str
     session_id: str
     runner: DurableRunner
+    since: str | None = None
+    """For the answers to a paused run: the id of the event it paused with (its events come after)."""
 
     async def status(self) -> str:
         """The workflow's status: ENQUEUED, PENDING, SUCCESS, ERROR, CANCELLED, ..."""
@@ -62,11 +69,34 @@ class RunHandle:
         handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(self.workflow_id)
         return await handle.get_result()
 
-    async def events(self) -> list[Event]:
-        """The run's events stored so far in the session (the product's record)."""
+    async def events(self, after: str | None = None) -> list[Event]:
+        """The run's events stored so far in the session (the product's record), from the one
+        after the event `after` (by default, from the run's first)."""
         session = await self.runner.session_service.get(self.user_id, self.session_id)
         found = session.events if session is not None else []
+        start = after or self.since
+        if start is not None:
+            ids = [e.id for e in found]
+            if start not in ids:
+                raise ValueError(
+                    f"run {self.workflow_id}: no event {start!r} in session {self.session_id!r}"
+                )
+            found = found[ids.index(start) + 1 :]
         return [e for e in found if e.invocation_id == self.invocation_id]
+
+    async def follow(self, after: str | None = None, *, poll: float = 0.1) -> AsyncGenerator[Event, None]:
+        """The run's events as whichever worker runs it stores them, until it ends: from the one
+        after the event `after` (a client that reconnects passes the id of the last it saw),
+        each once. The session is read every `poll` seconds while the run goes on."""
+        seen = after
+        while True:
+            ended = await self.status() in _ENDED  # before reading: what it stored is then there
+            for event in await self.events(seen):
+                seen = event.id
+                yield event
+            if ended:
+                return
+            await sleep(poll)
 
 
 class DurableRunner:
@@ -256,7 +286,16 @@ class DurableRunner:
             user_id, session_id, message, invocation_id, approvals, tool_results
         )
         await DBOS.enqueue_workflow_with_options_async(options, *args)
-        return RunHandle(options["workflow_id"], args[3], user_id, session_id, self)
+        since = args[4].since if len(args) > 4 else None
+        return RunHandle(options["workflow_id"], args[3], user_id, session_id, self, since)
+
+    def handle(
+        self, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
+    ) -> RunHandle:
+        """The handle of a run submitted before (by this process or another): to follow its events
+        again after a reconnect. `since`: for the answers to a pause, the id of the event it paused with."""
+        wfid = enqueue_options(self.name, user_id, session_id, invocation_id, since=since)["workflow_id"]
+        return RunHandle(wfid, invocation_id, user_id, session_id, self, since)
 
 
 def enqueue_options(

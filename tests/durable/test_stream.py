@@ -1,0 +1,67 @@
+"""Streaming across workers: a process that takes no runs follows the events of a run an
+`adk worker` process executes, as it stores them; after the worker is SIGKILLed and restarted,
+a client that reconnects from the last event it saw gets every other event, each once."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dbos")
+
+from adk.durable import DurableRunner, launch, shutdown
+from adk.events import Event
+from adk.sessions.postgres import PostgresSessionService
+from tests.durable import crash_agent
+from tests.durable._fleet import WAIT, Worker, database
+from tests.durable.test_crash import _plain, _shape
+
+
+async def _follow_across_a_crash(url: str, env: dict[str, str]) -> tuple[list[Event], list[Event], list[Any]]:
+    """Submit a run from here; follow it until its tool's event while the worker is blocked in
+    the next model call; kill the worker, restart it, reconnect from the last event seen. The
+    events seen before the kill, those after, and the session's."""
+    first = Worker(url, "w1", {**env, "ADK_TEST_BLOCK": "model2"})
+    again: Worker | None = None
+    store = PostgresSessionService(url)
+    runner = DurableRunner(crash_agent.make("crash"), session_service=store)
+    try:
+        first.until("adk worker w1: taking runs")
+        await launch(url, runners=[runner], executor_id="client", worker=False)
+        handle = await runner.submit("u", "s0", "n0", invocation_id="inv0")
+        before: list[Event] = []
+        async with asyncio.timeout(WAIT):
+            async for event in handle.follow(poll=0.01):
+                before.append(event)
+                if event.object == "tool.response":
+                    break  # the client goes away here
+        first.until("BLOCKED model2")  # the run goes on in the worker: it has not ended
+        assert await handle.status() == "PENDING"
+        first.kill()
+        again = Worker(url, "w1", env)
+        reconnected = runner.handle("u", "s0", "inv0")
+        async with asyncio.timeout(WAIT):
+            after = [e async for e in reconnected.follow(before[-1].id, poll=0.01)]
+        session = await store.get("u", "s0")
+        assert session is not None
+        return before, after, session.events
+    finally:
+        shutdown()
+        await store.close()
+        first.stop()
+        if again is not None:
+            again.stop()
+
+
+def test_a_client_follows_a_run_on_another_worker_and_reconnects_after_its_crash(tmp_path: Path) -> None:
+    env = {"ADK_TEST_COUNTER": str(tmp_path / "effects")}
+    with database() as url:
+        before, after, stored = asyncio.run(_follow_across_a_crash(url, env))
+    assert _shape(before) == _plain("n0")[:3]  # the user's message, the call, its result
+    assert [e.id for e in before + after] == [e.id for e in stored if e.invocation_id == "inv0"]
+    assert before + after == [e for e in stored if e.invocation_id == "inv0"]
+    assert _shape(stored) == _plain("n0")
+    assert str(after[-1].object) == "runner.completion"
