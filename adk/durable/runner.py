@@ -78,9 +78,7 @@ class RunHandle:
         if start is not None:
             ids = [e.id for e in found]
             if start not in ids:
-                raise ValueError(
-                    f"run {self.workflow_id}: no event {start!r} in session {self.session_id!r}"
-                )
+                raise ValueError(f"run {self.workflow_id}: no event {start!r} in session {self.session_id!r}")
             found = found[ids.index(start) + 1 :]
         return [e for e in found if e.invocation_id == self.invocation_id]
 
@@ -361,6 +359,6 @@ async def launch(
 
     made = list(runners)
     dbos = start(system_database_url, executor_id=executor_id, app=app, queues=None if worker else ())
-    for runner in made:
+    for runner in made if worker else ():  # a process that only submits leaves the fleet's limits be
         await runner.register_queue()
     return dbos

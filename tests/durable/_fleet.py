@@ -49,16 +49,14 @@ def database() -> Iterator[str]:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-class Worker:
-    """An `adk worker` process for `crash_agent.py`; its stderr lines come through `line`."""
+class Adk:
+    """An `adk` process (`adk <arguments>`); its stderr lines come through `until`."""
 
-    def __init__(self, url: str, executor: str, env: dict[str, str], *extra: str) -> None:
-        command = [sys.executable, "-m", "adk", "worker", str(AGENT), "--sessions", url]
-        command += ["--system-database", url, "--executor-id", executor, *extra]
+    def __init__(self, arguments: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            command,
+            [sys.executable, "-m", "adk", *arguments],
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -110,3 +108,11 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
         self._close()
+
+
+class Worker(Adk):
+    """An `adk worker` process for `crash_agent.py`."""
+
+    def __init__(self, url: str, executor: str, env: dict[str, str], *extra: str) -> None:
+        arguments = ["worker", str(AGENT), "--sessions", url, "--system-database", url]
+        super().__init__([*arguments, "--executor-id", executor, *extra], env)

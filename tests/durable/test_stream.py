@@ -5,6 +5,8 @@ a client that reconnects from the last event it saw gets every other event, each
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +14,14 @@ import pytest
 
 pytest.importorskip("dbos")
 
-from adk.durable import DurableRunner, launch, shutdown
+import httpx
+from dbos import DBOSClient
+
+from adk.durable import DurableRunner, launch, shutdown, workflow_id
 from adk.events import Event
 from adk.sessions.postgres import PostgresSessionService
 from tests.durable import crash_agent
-from tests.durable._fleet import WAIT, Worker, database
+from tests.durable._fleet import AGENT, WAIT, Adk, Worker, database
 from tests.durable.test_crash import _plain, _shape
 
 
@@ -65,3 +70,64 @@ def test_a_client_follows_a_run_on_another_worker_and_reconnects_after_its_crash
     assert before + after == [e for e in stored if e.invocation_id == "inv0"]
     assert _shape(stored) == _plain("n0")
     assert str(after[-1].object) == "runner.completion"
+
+
+def _post(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """POST a RunAgentInput to `adk serve` and read its whole SSE stream."""
+    with (
+        httpx.Client(timeout=WAIT) as client,
+        client.stream("POST", url, json=body, headers={"accept": "text/event-stream"}) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        return [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_adk_serve_durable_streams_a_run_that_a_worker_executes(tmp_path: Path) -> None:
+    pytest.importorskip("ag_ui")
+    env = {"ADK_TEST_COUNTER": str(tmp_path / "effects")}
+    port = _free_port()
+    with database() as url:
+        worker = Worker(url, "w1", env)
+        served = Adk(
+            [
+                "serve",
+                str(AGENT),
+                "--durable",
+                "--sessions",
+                url,
+                "--system-database",
+                url,
+                "--port",
+                str(port),
+            ],
+            env,
+        )
+        client = DBOSClient(system_database_url=url)
+        try:
+            worker.until("adk worker w1: taking runs")
+            served.until("adk serve: the AG-UI endpoint is")
+            body = {
+                "threadId": "s0",
+                "runId": "inv0",
+                "messages": [{"id": "m", "role": "user", "content": "n0"}],
+            }
+            events = _post(f"http://127.0.0.1:{port}/", body)
+            ran_on = client.list_workflows(workflow_ids=[workflow_id("anonymous", "s0", "inv0")])
+        finally:
+            client.destroy()
+            served.stop()
+            worker.stop()
+    assert [w.executor_id for w in ran_on] == ["w1"]  # the worker ran it, not the server
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED"
+    assert "TOOL_CALL_RESULT" in kinds
+    text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert text == "done: wrote n0"
+    assert (tmp_path / "effects").read_text().splitlines() == ["n0"]
