@@ -17,6 +17,7 @@ from adk.agents.base import BaseAgent
 from adk.approvals import Answer
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.durable.fleet import FLEET
 from adk.durable.hooks import durable_callbacks
 from adk.durable.replay import ReplayStore
 from adk.durable.steps import make_durable
@@ -35,6 +36,10 @@ __all__ = ["DurableRunner", "RunHandle", "enqueue_options", "launch", "workflow_
 
 _ENDED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 """A workflow's statuses once it will store no more events."""
+
+
+QUEUE = "adk.runs"
+"""The queue of every durable run of a system database, whatever its agent: every worker polls it."""
 
 
 def workflow_id(user_id: str, session_id: str, invocation_id: str) -> str:
@@ -115,27 +120,15 @@ class DurableRunner:
         concurrency: int | None = None,
         worker_concurrency: int | None = None,
     ) -> None:
-        from dbos import DBOS
-
         self.agent = make_durable(agent)
         self.session_service = session_service
         self.callbacks = durable_callbacks(Callbacks.of(callbacks))
         self.retry_policy = retry_policy
         self.name = name or agent.name
-        self.queue = enqueue_options(self.name, "", "", "")["queue_name"]
+        self.queue = QUEUE
         self._listeners: dict[str, asyncio.Queue[Event]] = {}
         """The in-process consumers of `run`, by workflow id: a recovered run has none."""
-
-        async def execute(user_id: str, session_id: str, message: Message, invocation_id: str) -> str:
-            return await self._execute(user_id, session_id, message, invocation_id, None)
-
-        async def answer(
-            user_id: str, session_id: str, message: Message, invocation_id: str, answers: _Answers
-        ) -> str:
-            return await self._execute(user_id, session_id, message, invocation_id, answers)
-
-        self._workflow = DBOS.workflow(name=f"adk.run:{self.name}")(execute)
-        self._answer = DBOS.workflow(name=f"adk.answer:{self.name}")(answer)
+        self._workflow, self._answer = FLEET.add(self)
         self._limits = (concurrency, worker_concurrency)
 
     async def register_queue(self) -> None:
@@ -157,14 +150,14 @@ class DurableRunner:
         from dbos import DBOS
 
         pending = await DBOS.list_workflows_async(
-            status="PENDING", executor_id=executor_id, name=f"adk.run:{self.name}"
+            status="PENDING", executor_id=executor_id, name=["adk.run", "adk.answer"]
         )
         ids = [w.workflow_id for w in pending]
         if ids:
             await DBOS.resume_workflows_async(ids, queue_name=self.queue)
         return ids
 
-    async def _execute(
+    async def execute(
         self,
         user_id: str,
         session_id: str,
@@ -172,7 +165,7 @@ class DurableRunner:
         invocation_id: str,
         answers: _Answers | None = None,
     ) -> str:
-        """A workflow's body: the invocation, run (or, on recovery, run again over its record); or,
+        """A workflow's body (adk/durable/fleet.py): the invocation, run (or, on recovery, run again over its record); or,
         with `answers`, the paused invocation's calls answered and the invocation gone on with."""
         from dbos import DBOS
 
@@ -242,12 +235,12 @@ class DurableRunner:
                     "DurableRunner: give a message, or approvals / tool_results for a paused run"
                 )
             inv = invocation_id or new_id()
-            args = (user_id, session_id, _message(message), inv)
+            args = (self.name, user_id, session_id, _message(message), inv)
             return enqueue_options(self.name, user_id, session_id, inv), self._workflow, args
         answers = await self._answers(user_id, session_id, approvals, tool_results)
         inv, since = answers.invocation_id, answers.since
         options = enqueue_options(self.name, user_id, session_id, inv, since=since)
-        return options, self._answer, (user_id, session_id, Message.user(""), inv, answers)
+        return options, self._answer, (self.name, user_id, session_id, Message.user(""), inv, answers)
 
     async def _answers(
         self,
@@ -284,8 +277,8 @@ class DurableRunner:
             user_id, session_id, message, invocation_id, approvals, tool_results
         )
         await DBOS.enqueue_workflow_with_options_async(options, *args)
-        since = args[4].since if len(args) > 4 else None
-        return RunHandle(options["workflow_id"], args[3], user_id, session_id, self, since)
+        since = args[5].since if len(args) > 5 else None
+        return RunHandle(options["workflow_id"], args[4], user_id, session_id, self, since)
 
     def handle(
         self, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
@@ -300,13 +293,14 @@ def enqueue_options(
     name: str, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
 ) -> EnqueueOptions:
     """How a run of the `DurableRunner` named `name` is enqueued, here or from a `DBOSClient`
-    (a process without the agent): its arguments are `(user_id, session_id, Message, invocation_id)`.
+    (a process without the agent): its arguments are `(name, user_id, session_id, Message,
+    invocation_id)`.
     With `since` (the id of the event a paused run paused with), the workflow that answers it.
     The partition key keeps one run at a time per session."""
     wfid = workflow_id(user_id, session_id, invocation_id)
     return {
-        "workflow_name": f"adk.{'run' if since is None else 'answer'}:{name}",
-        "queue_name": f"adk.runs:{name}",
+        "workflow_name": "adk.run" if since is None else "adk.answer",
+        "queue_name": QUEUE,
         "workflow_id": wfid if since is None else f"{wfid}:{since}",
         "queue_partition_key": f"{user_id}\x1f{session_id}",
     }

@@ -18,11 +18,12 @@ import httpx
 from dbos import DBOSClient
 
 from adk.durable import DurableRunner, launch, shutdown, workflow_id
-from adk.events import Event
+from adk.durable.runner import enqueue_options
+from adk.events import Event, Message
 from adk.sessions.postgres import PostgresSessionService
 from tests.durable import crash_agent
 from tests.durable._fleet import AGENT, WAIT, Adk, Worker, database
-from tests.durable.test_crash import _plain, _shape
+from tests.durable.test_crash import _plain, _result, _shape
 
 
 async def _follow_across_a_crash(url: str, env: dict[str, str]) -> tuple[list[Event], list[Event], list[Any]]:
@@ -131,3 +132,37 @@ def test_adk_serve_durable_streams_a_run_that_a_worker_executes(tmp_path: Path) 
     text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
     assert text == "done: wrote n0"
     assert (tmp_path / "effects").read_text().splitlines() == ["n0"]
+
+
+def test_a_run_for_an_agent_no_worker_has_ends_with_an_error_event_naming_it(tmp_path: Path) -> None:
+    env = {"ADK_TEST_COUNTER": str(tmp_path / "effects")}
+    with database() as url:
+        worker = Worker(url, "w1", env)
+        client = DBOSClient(system_database_url=url)
+        try:
+            worker.until("adk worker w1: taking runs")
+            options = enqueue_options("travel", "u", "s0", "inv0")  # the fleet runs only `crash`
+            client.enqueue(options, "travel", "u", "s0", Message.user("n0"), "inv0")
+            result = _result(client, options["workflow_id"])  # fails after WAIT s if nobody takes it
+        finally:
+            client.destroy()
+            worker.stop()
+        stored = asyncio.run(_session(url))
+    assert result == "error"
+    assert [(str(e.object), e.author, e.invocation_id) for e in stored] == [("error", "travel", "inv0")]
+    assert stored[0].error is not None
+    assert stored[0].error.message == (
+        "a durable run of session 's0' names the agent 'travel', which this worker does not have "
+        "(it has 'crash'): start workers with that agent, or submit to one of these"
+    )
+    assert not (tmp_path / "effects").exists()
+
+
+async def _session(url: str) -> list[Event]:
+    store = PostgresSessionService(url)
+    try:
+        session = await store.get("u", "s0")
+        assert session is not None
+        return session.events
+    finally:
+        await store.close()
