@@ -165,8 +165,9 @@ class DurableRunner:
         invocation_id: str,
         answers: _Answers | None = None,
     ) -> str:
-        """A workflow's body (adk/durable/fleet.py): the invocation, run (or, on recovery, run again over its record); or,
-        with `answers`, the paused invocation's calls answered and the invocation gone on with."""
+        """A workflow's body (adk/durable/fleet.py): the invocation, run (or, on recovery, run
+        again over its record); or, with `answers`, the paused invocation's calls answered and the
+        invocation gone on with."""
         from dbos import DBOS
 
         since = answers.since if answers is not None else None
