@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
@@ -34,6 +35,14 @@ def _admin(sql: str) -> None:
             await conn.close()
 
     asyncio.run(go())
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (for an `adk serve` process)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @contextmanager

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from adk.durable.runner import enqueue_options
 from adk.events import Event, Message
 from adk.sessions.postgres import PostgresSessionService
 from tests.durable import crash_agent
-from tests.durable._fleet import AGENT, WAIT, Adk, Worker, database
+from tests.durable._fleet import AGENT, WAIT, Adk, Worker, database, free_port
 from tests.durable.test_crash import _plain, _result, _shape
 
 
@@ -83,17 +82,10 @@ def _post(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
         return [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def test_adk_serve_durable_streams_a_run_that_a_worker_executes(tmp_path: Path) -> None:
     pytest.importorskip("ag_ui")
     env = {"ADK_TEST_COUNTER": str(tmp_path / "effects")}
-    port = _free_port()
+    port = free_port()
     with database() as url:
         worker = Worker(url, "w1", env)
         served = Adk(

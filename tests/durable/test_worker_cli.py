@@ -10,12 +10,18 @@ import pytest
 
 pytest.importorskip("dbos")
 
-from tests.durable._fleet import AGENT, ROOT, WAIT
+from tests.durable._fleet import AGENT, ROOT, WAIT, free_port
 
 
-def test_a_system_database_that_cannot_be_reached_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("surface", [["worker"], ["serve", "--durable"], ["web", "--durable"]])
+def test_a_system_database_that_cannot_be_reached_is_one_line(surface: list[str], tmp_path: Path) -> None:
+    if surface[0] != "worker":
+        pytest.importorskip("ag_ui")
     url = "postgresql://postgres:secret@127.0.0.1:1/nowhere"
-    command = [sys.executable, "-m", "adk", "worker", str(AGENT), "--sessions", str(tmp_path / "s.db")]
+    command = [sys.executable, "-m", "adk", surface[0], str(AGENT), *surface[1:]]
+    command += ["--sessions", str(tmp_path / "s.db")]
+    if surface[0] != "worker":
+        command += ["--port", str(free_port())]
     done = subprocess.run(
         [*command, "--system-database", url], cwd=ROOT, capture_output=True, text=True, timeout=WAIT
     )
