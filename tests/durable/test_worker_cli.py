@@ -42,3 +42,13 @@ def test_a_concurrency_that_is_not_a_count_is_refused_by_name(tmp_path: Path) ->
     assert done.stderr.splitlines()[-1] == (
         "adk worker: error: argument --concurrency: expected a whole number, 1 or more, not '0'"
     )
+
+
+def test_adk_web_durable_refuses_a_folder_by_name(tmp_path: Path) -> None:
+    pytest.importorskip("ag_ui")
+    command = [sys.executable, "-m", "adk", "web", str(AGENT.parent), "--durable", "--port", str(free_port())]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=WAIT)
+    assert (done.returncode, done.stderr) == (
+        1,
+        "adk: adk web --durable serves one agent file, not a folder\n",
+    )
