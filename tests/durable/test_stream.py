@@ -106,6 +106,7 @@ def test_adk_serve_durable_streams_a_run_that_a_worker_executes(tmp_path: Path) 
         try:
             worker.until("adk worker w1: taking runs")
             served.until("adk serve: the AG-UI endpoint is")
+            served.until("INFO:     Uvicorn running")  # listening now
             body = {
                 "threadId": "s0",
                 "runId": "inv0",
