@@ -189,6 +189,10 @@ class DurableError(AdkError):
     """DBOS could not start on its system database (the message names it, without a password)."""
 
 
+class UnknownAgentError(AdkError):
+    """A durable run names an agent the worker that took it does not have."""
+
+
 class WorkflowMismatchError(AdkError):
     """A recovered durable run made an event other than the one its first execution stored."""
 

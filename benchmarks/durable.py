@@ -93,7 +93,7 @@ def _fleet(url: str, workers: int, runs: int) -> float:
         ids = []
         for i in range(runs):
             options = enqueue_options("bench", "u", f"q{i}", f"inv{i}")
-            client.enqueue(options, "u", f"q{i}", Message.user("price?"), f"inv{i}")
+            client.enqueue(options, "bench", "u", f"q{i}", Message.user("price?"), f"inv{i}")
             ids.append(options["workflow_id"])
         for wfid in ids:
             client.retrieve_workflow(wfid).get_result(polling_interval_sec=0.05)

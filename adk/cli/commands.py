@@ -26,6 +26,7 @@ from adk.cli.checks import check_port, check_store, require
 from adk.cli.create import create as write_agent
 from adk.cli.create import load_dotenv
 from adk.cli.display import Display, VisibleFormatter, visible
+from adk.cli.durable import durably
 from adk.cli.folder import close_folder, load_folder
 from adk.cli.loading import close_sessions, load_function, load_runner, open_model, open_sessions
 from adk.cli.parser import parse
@@ -244,7 +245,7 @@ def serve(args: argparse.Namespace, display: Display) -> int:
             cors_origins=args.cors_origin,
         )
 
-    return _served(args, start)
+    return _served(args, *durably(args, start, load_runner))
 
 
 def web(args: argparse.Namespace, display: Display) -> int:
@@ -272,7 +273,11 @@ def web(args: argparse.Namespace, display: Display) -> int:
         finally:
             close_folder(folder)
 
-    return _served(args, start, load_all if Path(args.path).is_dir() else load_runner)
+    if Path(args.path).is_dir():
+        if args.durable:
+            raise CliError("adk web --durable serves one agent file, not a folder")
+        return _served(args, start, load_all)
+    return _served(args, *durably(args, start, load_runner))
 
 
 def a2a_serve(args: argparse.Namespace, display: Display) -> int:

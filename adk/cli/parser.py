@@ -111,6 +111,7 @@ def _serve(commands: _Commands) -> None:
         metavar="ORIGIN",
         help="let browsers on this origin call the endpoint; repeat for more (default: none)",
     )
+    _durable(serve)
 
 
 def _web(commands: _Commands) -> None:
@@ -118,6 +119,26 @@ def _web(commands: _Commands) -> None:
         "web", help="chat with the agent in a Python file on a web page, and watch it work (the agui extra)"
     )
     _served(web)
+    _durable(web)
+
+
+def _durable(p: argparse.ArgumentParser) -> None:
+    """`adk serve` and `adk web` on durable runs: `adk worker` processes run them (docs/durable.md)."""
+    p.add_argument(
+        "--durable",
+        action="store_true",
+        help="put each run on the durable queue for `adk worker` processes, and stream its events "
+        "from the sessions (the dbos extra)",
+    )
+    _system_database(p)
+
+
+def _system_database(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--system-database",
+        metavar="URL",
+        help="DBOS's record of the runs: a postgresql:// URL shared by the fleet (default: SQLite here)",
+    )
 
 
 def _mcp(commands: _Commands) -> None:
@@ -152,11 +173,7 @@ def _worker(commands: _Commands) -> None:
     )
     worker.add_argument("path", help=_AGENT_HELP)
     worker.add_argument("--sessions", "--db", dest="sessions", metavar="PATH|URL", help=_STORE_HELP)
-    worker.add_argument(
-        "--system-database",
-        metavar="URL",
-        help="DBOS's record of the runs: a postgresql:// URL shared by the fleet (default: SQLite here)",
-    )
+    _system_database(worker)
     worker.add_argument(
         "--executor-id",
         help="who this worker is: a worker restarted with it recovers its runs (default: local)",

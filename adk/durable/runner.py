@@ -17,12 +17,14 @@ from adk.agents.base import BaseAgent
 from adk.approvals import Answer
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.durable.fleet import FLEET
 from adk.durable.hooks import durable_callbacks
 from adk.durable.replay import ReplayStore
 from adk.durable.steps import make_durable
 from adk.errors import ApprovalError
 from adk.events import Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
+from adk.recovery.attempts import sleep
 from adk.runner import Runner
 from adk.sessions.base import SessionService
 
@@ -30,6 +32,14 @@ if TYPE_CHECKING:
     from dbos import EnqueueOptions, WorkflowHandleAsync
 
 __all__ = ["DurableRunner", "RunHandle", "enqueue_options", "launch", "workflow_id"]
+
+
+_ENDED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+"""A workflow's statuses once it will store no more events."""
+
+
+QUEUE = "adk.runs"
+"""The queue of every durable run of a system database, whatever its agent: every worker polls it."""
 
 
 def workflow_id(user_id: str, session_id: str, invocation_id: str) -> str:
@@ -47,6 +57,8 @@ class RunHandle:
     user_id: str
     session_id: str
     runner: DurableRunner
+    since: str | None = None
+    """For the answers to a paused run: the id of the event it paused with (its events come after)."""
 
     async def status(self) -> str:
         """The workflow's status: ENQUEUED, PENDING, SUCCESS, ERROR, CANCELLED, ..."""
@@ -62,11 +74,32 @@ class RunHandle:
         handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(self.workflow_id)
         return await handle.get_result()
 
-    async def events(self) -> list[Event]:
-        """The run's events stored so far in the session (the product's record)."""
+    async def events(self, after: str | None = None) -> list[Event]:
+        """The run's events stored so far in the session (the product's record), from the one
+        after the event `after` (by default, from the run's first)."""
         session = await self.runner.session_service.get(self.user_id, self.session_id)
         found = session.events if session is not None else []
+        start = after or self.since
+        if start is not None:
+            ids = [e.id for e in found]
+            if start not in ids:
+                raise ValueError(f"run {self.workflow_id}: no event {start!r} in session {self.session_id!r}")
+            found = found[ids.index(start) + 1 :]
         return [e for e in found if e.invocation_id == self.invocation_id]
+
+    async def follow(self, after: str | None = None, *, poll: float = 0.1) -> AsyncGenerator[Event, None]:
+        """The run's events as whichever worker runs it stores them, until it ends: from the one
+        after the event `after` (a client that reconnects passes the id of the last it saw),
+        each once. The session is read every `poll` seconds while the run goes on."""
+        seen = after
+        while True:
+            ended = await self.status() in _ENDED  # before reading: what it stored is then there
+            for event in await self.events(seen):
+                seen = event.id
+                yield event
+            if ended:
+                return
+            await sleep(poll)
 
 
 class DurableRunner:
@@ -87,27 +120,15 @@ class DurableRunner:
         concurrency: int | None = None,
         worker_concurrency: int | None = None,
     ) -> None:
-        from dbos import DBOS
-
         self.agent = make_durable(agent)
         self.session_service = session_service
         self.callbacks = durable_callbacks(Callbacks.of(callbacks))
         self.retry_policy = retry_policy
         self.name = name or agent.name
-        self.queue = enqueue_options(self.name, "", "", "")["queue_name"]
+        self.queue = QUEUE
         self._listeners: dict[str, asyncio.Queue[Event]] = {}
         """The in-process consumers of `run`, by workflow id: a recovered run has none."""
-
-        async def execute(user_id: str, session_id: str, message: Message, invocation_id: str) -> str:
-            return await self._execute(user_id, session_id, message, invocation_id, None)
-
-        async def answer(
-            user_id: str, session_id: str, message: Message, invocation_id: str, answers: _Answers
-        ) -> str:
-            return await self._execute(user_id, session_id, message, invocation_id, answers)
-
-        self._workflow = DBOS.workflow(name=f"adk.run:{self.name}")(execute)
-        self._answer = DBOS.workflow(name=f"adk.answer:{self.name}")(answer)
+        self._workflow, self._answer = FLEET.add(self)
         self._limits = (concurrency, worker_concurrency)
 
     async def register_queue(self) -> None:
@@ -129,14 +150,14 @@ class DurableRunner:
         from dbos import DBOS
 
         pending = await DBOS.list_workflows_async(
-            status="PENDING", executor_id=executor_id, name=f"adk.run:{self.name}"
+            status="PENDING", executor_id=executor_id, name=["adk.run", "adk.answer"]
         )
         ids = [w.workflow_id for w in pending]
         if ids:
             await DBOS.resume_workflows_async(ids, queue_name=self.queue)
         return ids
 
-    async def _execute(
+    async def execute(
         self,
         user_id: str,
         session_id: str,
@@ -144,8 +165,9 @@ class DurableRunner:
         invocation_id: str,
         answers: _Answers | None = None,
     ) -> str:
-        """A workflow's body: the invocation, run (or, on recovery, run again over its record); or,
-        with `answers`, the paused invocation's calls answered and the invocation gone on with."""
+        """A workflow's body (adk/durable/fleet.py): the invocation, run (or, on recovery, run
+        again over its record); or, with `answers`, the paused invocation's calls answered and the
+        invocation gone on with."""
         from dbos import DBOS
 
         since = answers.since if answers is not None else None
@@ -214,12 +236,12 @@ class DurableRunner:
                     "DurableRunner: give a message, or approvals / tool_results for a paused run"
                 )
             inv = invocation_id or new_id()
-            args = (user_id, session_id, _message(message), inv)
+            args = (self.name, user_id, session_id, _message(message), inv)
             return enqueue_options(self.name, user_id, session_id, inv), self._workflow, args
         answers = await self._answers(user_id, session_id, approvals, tool_results)
         inv, since = answers.invocation_id, answers.since
         options = enqueue_options(self.name, user_id, session_id, inv, since=since)
-        return options, self._answer, (user_id, session_id, Message.user(""), inv, answers)
+        return options, self._answer, (self.name, user_id, session_id, Message.user(""), inv, answers)
 
     async def _answers(
         self,
@@ -256,20 +278,30 @@ class DurableRunner:
             user_id, session_id, message, invocation_id, approvals, tool_results
         )
         await DBOS.enqueue_workflow_with_options_async(options, *args)
-        return RunHandle(options["workflow_id"], args[3], user_id, session_id, self)
+        since = args[5].since if len(args) > 5 else None
+        return RunHandle(options["workflow_id"], args[4], user_id, session_id, self, since)
+
+    def handle(
+        self, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
+    ) -> RunHandle:
+        """The handle of a run submitted before (by this process or another): to follow its events
+        again after a reconnect. `since`: for the answers to a pause, the id of the event it paused with."""
+        wfid = enqueue_options(self.name, user_id, session_id, invocation_id, since=since)["workflow_id"]
+        return RunHandle(wfid, invocation_id, user_id, session_id, self, since)
 
 
 def enqueue_options(
     name: str, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
 ) -> EnqueueOptions:
     """How a run of the `DurableRunner` named `name` is enqueued, here or from a `DBOSClient`
-    (a process without the agent): its arguments are `(user_id, session_id, Message, invocation_id)`.
+    (a process without the agent): its arguments are `(name, user_id, session_id, Message,
+    invocation_id)`.
     With `since` (the id of the event a paused run paused with), the workflow that answers it.
     The partition key keeps one run at a time per session."""
     wfid = workflow_id(user_id, session_id, invocation_id)
     return {
-        "workflow_name": f"adk.{'run' if since is None else 'answer'}:{name}",
-        "queue_name": f"adk.runs:{name}",
+        "workflow_name": "adk.run" if since is None else "adk.answer",
+        "queue_name": QUEUE,
         "workflow_id": wfid if since is None else f"{wfid}:{since}",
         "queue_partition_key": f"{user_id}\x1f{session_id}",
     }
@@ -322,6 +354,6 @@ async def launch(
 
     made = list(runners)
     dbos = start(system_database_url, executor_id=executor_id, app=app, queues=None if worker else ())
-    for runner in made:
+    for runner in made if worker else ():  # a process that only submits leaves the fleet's limits be
         await runner.register_queue()
     return dbos

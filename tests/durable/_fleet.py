@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
@@ -36,6 +37,14 @@ def _admin(sql: str) -> None:
     asyncio.run(go())
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (for an `adk serve` process)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 @contextmanager
 def database() -> Iterator[str]:
     """A new database `adk_dbos_<random>` on the test server, dropped afterwards: its URL."""
@@ -49,16 +58,14 @@ def database() -> Iterator[str]:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-class Worker:
-    """An `adk worker` process for `crash_agent.py`; its stderr lines come through `line`."""
+class Adk:
+    """An `adk` process (`adk <arguments>`); its stderr lines come through `until`."""
 
-    def __init__(self, url: str, executor: str, env: dict[str, str], *extra: str) -> None:
-        command = [sys.executable, "-m", "adk", "worker", str(AGENT), "--sessions", url]
-        command += ["--system-database", url, "--executor-id", executor, *extra]
+    def __init__(self, arguments: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            command,
+            [sys.executable, "-m", "adk", *arguments],
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -110,3 +117,11 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
         self._close()
+
+
+class Worker(Adk):
+    """An `adk worker` process for `crash_agent.py`."""
+
+    def __init__(self, url: str, executor: str, env: dict[str, str], *extra: str) -> None:
+        arguments = ["worker", str(AGENT), "--sessions", url, "--system-database", url]
+        super().__init__([*arguments, "--executor-id", executor, *extra], env)

@@ -79,7 +79,7 @@ def _id(i: int) -> str:
 def _enqueue(client: DBOSClient, i: int) -> None:
     """Run `i` on session `s{i}`, enqueued by a process without the agent."""
     options = enqueue_options("crash", "u", f"s{i}", f"inv{i}")
-    client.enqueue(options, "u", f"s{i}", Message.user(f"n{i}"), f"inv{i}")
+    client.enqueue(options, "crash", "u", f"s{i}", Message.user(f"n{i}"), f"inv{i}")
 
 
 def _result(client: DBOSClient, i: int | str) -> Any:

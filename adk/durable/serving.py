@@ -1,0 +1,71 @@
+"""`QueuedRunner`: a `Runner` for the surfaces (`adk serve --durable`, `adk web --durable`) whose
+runs go on the durable queue; it streams each run's events from the session store as whichever
+worker runs it stores them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from typing import Any
+
+from adk.approvals import Answer
+from adk.callbacks.protocols import AnyCallback
+from adk.callbacks.registry import Callbacks
+from adk.durable.runner import DurableRunner
+from adk.events import Event, Message, ToolDeclaration
+from adk.runner import Runner
+
+__all__ = ["QueuedRunner"]
+
+
+class QueuedRunner(Runner):
+    """Submits each run to `durable`'s queue and yields its events as they are stored.
+
+    The process serves and takes no runs itself: `adk worker` processes do. A client that goes
+    away stops following; the run goes on in its worker.
+    """
+
+    def __init__(self, durable: DurableRunner, *, poll: float = 0.1) -> None:
+        super().__init__(durable.agent, session_service=durable.session_service)
+        self.durable = durable
+        self.poll = poll
+        """Seconds between two reads of the session while a followed run goes on."""
+
+    async def run(
+        self,
+        user_id: str,
+        session_id: str,
+        message: str | Message | None = None,
+        *,
+        callbacks: Iterable[AnyCallback] | Callbacks = (),
+        stream: bool = False,
+        invocation_id: str | None = None,
+        agent: str | None = None,
+        approvals: Mapping[str, Answer] | None = None,
+        tool_results: Mapping[str, Any] | None = None,
+        state_delta: Mapping[str, Any] | None = None,
+        client_tools: Sequence[ToolDeclaration] = (),
+        timeout: float | None = None,  # noqa: ASYNC109 (Runner.run's option, refused here)
+    ) -> AsyncGenerator[Event, None]:
+        """Submit the run (or the answers to the session's paused run) and follow its events.
+        `stream` is ignored (a worker's partial chunks are not stored); the other per-run options
+        are refused by name, since a queued run does not take them."""
+        asked = {
+            "callbacks": bool(callbacks),
+            "agent": agent is not None,
+            "state_delta": bool(state_delta),
+            "client_tools": bool(client_tools),
+            "timeout": timeout is not None,
+        }
+        refused = [name for name, given in asked.items() if given]
+        if refused:
+            raise ValueError(f"a durable run does not take {', '.join(refused)} (docs/durable.md)")
+        handle = await self.durable.submit(
+            user_id,
+            session_id,
+            message,
+            invocation_id=invocation_id,
+            approvals=approvals,
+            tool_results=tool_results,
+        )
+        async for event in handle.follow(poll=self.poll):
+            yield event
