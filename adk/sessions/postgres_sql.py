@@ -151,7 +151,8 @@ class Statements:
             f" k AS (SELECT CASE WHEN t.pk = $7 AND $8 <= t.last_seq AND (SELECT event->>'id' FROM {s}.events"
             f" WHERE session = t.pk AND seq = $8) = $9 THEN $8::bigint ELSE 0 END AS seen FROM t)"
             f" SELECT {_with_scopes(s, 'state', '$1')}, updated_at,"
-            f" {events} WHERE session = t.pk AND seq > CASE WHEN k.seen > 0 THEN k.seen ELSE t.horizon END)::text,"
+            f" {events} WHERE session = t.pk"
+            f" AND seq > CASE WHEN k.seen > 0 THEN k.seen ELSE t.horizon END)::text,"
             f" k.seen, t.pk, t.horizon FROM t, k",
             append=f"WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[],"
             f" $5::jsonb[], $6::jsonb[], $7::text[], $8::json[], $9::bigint[], $10::int[])"

@@ -155,8 +155,14 @@ async def test_a_run_paused_after_its_compaction_is_answered_by_a_new_worker(wor
         (ObjectType.RUNNER_COMPLETION, ""),
     ]
     assert pay.calls == [{"amount": 5000}]
-    assert said(model.requests[0]) == [f"user: {S1}", f"user: {Q[2]}", "assistant: a2", f"user: {Q[3]}",
-                                       "assistant:  -> pay", "tool: {\"echo\":{\"amount\":5000}}"]  # fmt: skip
+    assert said(model.requests[0]) == [
+        f"user: {S1}",
+        f"user: {Q[2]}",
+        "assistant: a2",
+        f"user: {Q[3]}",
+        "assistant:  -> pay",
+        'tool: {"echo":{"amount":5000}}',
+    ]
 
 
 def event(invocation: str, author: str, text: str = "", branch: str = "") -> Event:
