@@ -10,7 +10,9 @@ its compaction (its summary and the two turns kept). Prints median CPU µs per t
   the session it took last time, with the events stored since (the store's own refresh);
 - sqlite, new worker each turn: a new store object and runner for every turn, as when each turn
   lands on another worker (or the first turn after a restart): the session is read from the file,
-  every event of it (see docs/context.md, "What a long session costs").
+  from its horizon on (see docs/context.md, "What a long session costs");
+- postgres, new worker each turn (with `--postgres URL`): the same on PostgreSQL, in a schema of
+  its own, dropped after.
 
 Instruction counts of the memory case: `python -m benchmarks.instructions L0 L10k`.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import secrets
 import statistics
 import tempfile
 import time
@@ -103,7 +106,38 @@ async def sqlite(rounds: int, turns: int, directory: Path, new_worker: bool) -> 
     return statistics.median(fresh), statistics.median(long)
 
 
-async def main(quick: bool) -> None:
+async def postgres(rounds: int, turns: int, url: str) -> tuple[float, float]:
+    """A new store (its own connection, closed after its turn) and runner for every turn, on
+    PostgreSQL at `url`."""
+    import asyncpg
+
+    from adk.sessions.postgres import PostgresSessionService
+
+    schema = f"bench_long_{secrets.token_hex(4)}"
+
+    async def worker_turns(session_id: str) -> float:
+        gc.collect()
+        start = time.process_time()
+        for _ in range(turns):
+            async with PostgresSessionService(url, schema=schema, max_size=1) as store:
+                await turn(Runner(agent(), session_service=store), session_id)
+        return (time.process_time() - start) / turns * 1e6
+
+    fresh, long = [], []
+    try:
+        for r in range(rounds):
+            async with PostgresSessionService(url, schema=schema, max_size=1) as store:
+                await prefill(store, f"long-{r}")
+            fresh.append(await worker_turns(f"fresh-{r}"))
+            long.append(await worker_turns(f"long-{r}"))
+    finally:
+        conn = await asyncpg.connect(url)
+        await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        await conn.close()
+    return statistics.median(fresh), statistics.median(long)
+
+
+async def main(quick: bool, url: str | None) -> None:
     rounds, turns = (1, 10) if quick else (3, TURNS)
     print(f"CPU µs per turn, {turns} turns a session, median of {rounds} round(s)")
     print(f"{'store':<34}{'fresh':>10}{f'{EVENTS:,} events':>16}")
@@ -111,6 +145,8 @@ async def main(quick: bool) -> None:
     with tempfile.TemporaryDirectory() as directory:
         results["sqlite"] = await sqlite(rounds, turns, Path(directory), False)
         results["sqlite, new worker each turn"] = await sqlite(rounds, turns, Path(directory), True)
+    if url:
+        results["postgres, new worker each turn"] = await postgres(rounds, turns, url)
     for name, (fresh, long) in results.items():
         print(f"{name:<34}{fresh:>10,.0f}{long:>16,.0f}   ({long / fresh:.2f}x)")
 
@@ -118,4 +154,6 @@ async def main(quick: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="one round of 10 turns (a smoke run)")
-    asyncio.run(main(parser.parse_args().quick))
+    parser.add_argument("--postgres", metavar="URL", help="also PostgreSQL at URL, a new worker each turn")
+    args = parser.parse_args()
+    asyncio.run(main(args.quick, args.postgres))

@@ -62,6 +62,7 @@ class ReplayStore:
             events=session.events[:kept],
             updated_at=session.updated_at,
             lease=session.lease,
+            skipped=session.skipped,
         )
 
     def _first(self, events: list[Event]) -> int:
@@ -80,7 +81,7 @@ class ReplayStore:
         stored = self.recorded[0]
         if (stored.object, stored.author) != (event.object, event.author):
             raise WorkflowMismatchError(
-                f"workflow {self.workflow_id!r} no longer matches its record: event {len(session.events) + 1}"
+                f"workflow {self.workflow_id!r} no longer matches its record: event {session.last_seq + 1}"
                 f" of session {session.id!r} was {stored.object} by {stored.author!r}, the run now makes"
                 f" {event.object} by {event.author!r} (was the agent changed?); nothing was run again"
             )

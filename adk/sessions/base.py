@@ -72,6 +72,9 @@ class Session:
     """The owner token of the run lease this copy holds (set by `acquire`), or None."""
     histories: dict[str, History] = field(default_factory=dict, repr=False)
     """Per branch, the messages an agent on it sees, kept up to date with `events` (`history`)."""
+    skipped: int = 0
+    """How many of the session's first stored events this copy did not read: a run's copy starts
+    at the store's horizon (adk.sessions.horizon); `events[0]` is number `skipped + 1`."""
 
     @classmethod
     def _empty(cls, session_id: str, user_id: str) -> Session:
@@ -87,12 +90,13 @@ class Session:
         session.updated_at = time.time()
         session.lease = None
         session.histories = {}
+        session.skipped = 0
         return session
 
     @property
     def last_seq(self) -> int:
         """The sequence number of the last event this copy has seen (0 when it has none)."""
-        return len(self.events)
+        return self.skipped + len(self.events)
 
     def history(self, branch: str) -> list[Message]:
         """The messages an agent on `branch` sees: the session's, on its branch or an ancestor's.

@@ -30,6 +30,7 @@ from adk.sessions.base import (
     stale,
     unconfirmed,
 )
+from adk.sessions.horizon import horizon_after
 from adk.sessions.postgres_budgets import PostgresBudgets
 from adk.sessions.postgres_lease import Renewals
 from adk.sessions.postgres_sql import Statements, prepare
@@ -41,8 +42,9 @@ __all__ = ["PostgresSessionService"]
 
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _BATCH = 500
-_Append = tuple[str, str, int, float, str | None, str | None, str | None, str]
-"""One append's values: user id, session id, seq it follows, time, changes, deleted keys, lease, event."""
+_Append = tuple[str, str, int, float, str | None, str | None, str | None, str, int | None]
+"""One append's values: user id, session id, seq it follows, time, changes, deleted keys, lease,
+event, and the session's new horizon (None: unchanged)."""
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
@@ -169,6 +171,7 @@ class PostgresSessionService(PostgresBudgets):
             deleted,
             session.lease,
             text,
+            horizon_after(session, event),
         )
         pool = await self._connect()
         try:
@@ -306,15 +309,15 @@ class PostgresSessionService(PostgresBudgets):
         row = await pool.fetchrow(self._sql.acquire, user_id, session_id, *args)
         if row is None:
             raise busy(user_id, session_id)
-        state, updated_at, events, after, row_id = row
+        state, updated_at, events, after, row_id, horizon = row
         if kept is not None and after == seen:  # the events since the last run
             session = kept
             session.events.extend(_EVENTS.validate_json(events))
             session.state.clear()
             session.state.update(pydantic_core.from_json(state))
             session.updated_at = updated_at
-        else:
-            session = _session(user_id, session_id, (state, updated_at, events))
+        else:  # the events after its horizon
+            session = _session(user_id, session_id, (state, updated_at, events), horizon)
         session.lease = owner
         if len(self._runs) >= 1024:  # a bound: the oldest are read in full again
             del self._runs[next(iter(self._runs))]
@@ -388,7 +391,7 @@ def _settle(done: asyncio.Future[bool], stored: bool = False, *, error: Exceptio
         done.set_result(stored)
 
 
-def _session(user_id: str, session_id: str, row: Any) -> Session:
+def _session(user_id: str, session_id: str, row: Any, skipped: int = 0) -> Session:
     state, updated_at, events = row
     return Session(
         id=session_id,
@@ -396,6 +399,7 @@ def _session(user_id: str, session_id: str, row: Any) -> Session:
         state=pydantic_core.from_json(state),
         events=_EVENTS.validate_json(events),
         updated_at=updated_at,
+        skipped=skipped,
     )
 
 

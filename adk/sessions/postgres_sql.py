@@ -8,16 +8,24 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["SCHEMA_VERSION", "Statements", "prepare", "schema_statements", "scoped_state_statements"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Statements",
+    "horizon_statements",
+    "prepare",
+    "schema_statements",
+    "scoped_state_statements",
+]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def schema_statements(s: str) -> list[str]:
     """The statements that create the tables of version `SCHEMA_VERSION` in schema `s`."""
     return [
         f"CREATE TABLE {s}.schema_version (version integer NOT NULL)",
-        # state: JSONB, merged by the server (`||`, `-`); lease_expires on the server's clock.
+        # state: JSONB, merged by the server (`||`, `-`); lease_expires on the server's clock;
+        # horizon: how many of its first events a run skips (adk.sessions.horizon).
         f"""CREATE TABLE {s}.sessions (
             pk bigserial PRIMARY KEY,
             user_id text NOT NULL,
@@ -27,6 +35,7 @@ def schema_statements(s: str) -> list[str]:
             last_seq bigint NOT NULL DEFAULT 0,
             lease_owner text,
             lease_expires timestamptz NOT NULL DEFAULT '-infinity',
+            horizon bigint NOT NULL DEFAULT 0,
             UNIQUE (user_id, id)
         )""",
         f"CREATE INDEX sessions_by_user ON {s}.sessions (user_id, pk)",
@@ -55,6 +64,11 @@ def scoped_state_statements(s: str) -> list[str]:
     ]
 
 
+def horizon_statements(s: str) -> list[str]:
+    """The sessions' horizon (adk.sessions.horizon); version 3 added it."""
+    return [f"ALTER TABLE {s}.sessions ADD COLUMN horizon bigint NOT NULL DEFAULT 0"]
+
+
 async def prepare(conn: asyncpg.Connection, schema: str, where: str) -> None:
     """Create or migrate the tables in `schema`, in one transaction; ConnectionError if they are
     not adk's, or of a version this adk does not read. `where` begins each error's line."""
@@ -78,6 +92,11 @@ async def prepare(conn: asyncpg.Connection, schema: str, where: str) -> None:
                 await conn.execute(statement)
             await conn.execute(f"INSERT INTO {schema}.schema_version VALUES (2)")
             version = 2
+        if version == 2:
+            for statement in horizon_statements(schema):
+                await conn.execute(statement)
+            await conn.execute(f"INSERT INTO {schema}.schema_version VALUES (3)")
+            version = 3
         if version != SCHEMA_VERSION:
             raise ConnectionError(
                 f"{where}: its schema version is {version}, and this adk reads version {SCHEMA_VERSION}"
@@ -101,10 +120,12 @@ class Statements:
     """A session's state, updated_at and events; the caller adds `WHERE user_id = $1 AND id = $2`."""
     acquire: str
     """Take the lease ($1 user, $2 id, $3 time, $4 owner, $5 ttl, $6 takeover) and read the session:
-    only the events after number $8 if the session is row $7 and its event $8 has id $9, else all.
-    Gives state, updated_at, the events read, the number they follow, and the row."""
+    only the events after number $8 if the session is row $7 and its event $8 has id $9, else those
+    after its horizon. Gives state, updated_at, the events read, $8 if they follow it (else 0),
+    the row, and the horizon."""
     append: str
-    """Appends sent together: each stored with its delta, or refused, as if alone (group commit)."""
+    """Appends sent together: each stored with its delta (and the session's new horizon, if not
+    null), or refused, as if alone (group commit)."""
     check: str
     """A session's last number, whether another owner ($3 is this one) holds a live lease, and
     the id of its event number $4."""
@@ -126,17 +147,20 @@ class Statements:
             f" ON CONFLICT (user_id, id) DO UPDATE SET lease_owner = excluded.lease_owner,"
             f" lease_expires = excluded.lease_expires WHERE sessions.lease_owner IS NULL"
             f" OR sessions.lease_owner IN ($4, $6) OR sessions.lease_expires <= clock_timestamp()"
-            f" RETURNING pk, state, updated_at, last_seq),"
+            f" RETURNING pk, state, updated_at, last_seq, horizon),"
             f" k AS (SELECT CASE WHEN t.pk = $7 AND $8 <= t.last_seq AND (SELECT event->>'id' FROM {s}.events"
             f" WHERE session = t.pk AND seq = $8) = $9 THEN $8::bigint ELSE 0 END AS seen FROM t)"
             f" SELECT {_with_scopes(s, 'state', '$1')}, updated_at,"
-            f" {events} WHERE session = t.pk AND seq > k.seen)::text, k.seen, t.pk FROM t, k",
+            f" {events} WHERE session = t.pk"
+            f" AND seq > CASE WHEN k.seen > 0 THEN k.seen ELSE t.horizon END)::text,"
+            f" k.seen, t.pk, t.horizon FROM t, k",
             append=f"WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[],"
-            f" $5::jsonb[], $6::jsonb[], $7::text[], $8::json[], $9::int[])"
-            f" AS i (user_id, id, seq, updated_at, changes, deleted, lease, event, n)),"
+            f" $5::jsonb[], $6::jsonb[], $7::text[], $8::json[], $9::bigint[], $10::int[])"
+            f" AS i (user_id, id, seq, updated_at, changes, deleted, lease, event, horizon, n)),"
             f" t AS (UPDATE {s}.sessions s SET last_seq = s.last_seq + 1, updated_at = i.updated_at,"
             f" state = CASE WHEN i.changes IS NULL THEN s.state"
-            f" ELSE (s.state || i.changes) - ARRAY(SELECT jsonb_array_elements_text(i.deleted)) END"
+            f" ELSE (s.state || i.changes) - ARRAY(SELECT jsonb_array_elements_text(i.deleted)) END,"
+            f" horizon = coalesce(i.horizon, s.horizon)"
             f" FROM i WHERE s.user_id = i.user_id AND s.id = i.id AND s.last_seq = i.seq"
             f" AND (s.lease_owner IS NULL OR s.lease_owner = i.lease OR s.lease_expires <= clock_timestamp())"
             f" RETURNING s.pk, s.last_seq, i.event, i.n),"

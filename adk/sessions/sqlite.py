@@ -35,13 +35,14 @@ from adk.sessions.base import (
     split_delta,
     stale,
 )
+from adk.sessions.horizon import horizon_after
 from adk.sessions.sqlite_budgets import SqliteBudgets
 
 __all__ = ["SqliteSessionService"]
 
 T = TypeVar("T")
 
-_SCHEMA_VERSION = 3
+_SCHEMA_VERSION = 4
 # The `user:` state of each user (scope 'user', owner: the user id) and the `app:` state (scope
 # 'app', owner ''), as JSON objects.
 _SCOPED_STATE = """CREATE TABLE scoped_state (
@@ -52,7 +53,8 @@ _SCOPED_STATE = """CREATE TABLE scoped_state (
 ) WITHOUT ROWID"""
 _SCHEMA = (
     # state: the session state as a JSON object; last_seq: the seq of its last event;
-    # lease_owner / lease_expires: the run lease (expiry in time.time() seconds).
+    # lease_owner / lease_expires: the run lease (expiry in time.time() seconds); horizon: how
+    # many of its first events a run skips (adk.sessions.horizon).
     """CREATE TABLE sessions (
         pk INTEGER PRIMARY KEY,
         user_id TEXT NOT NULL,
@@ -62,6 +64,7 @@ _SCHEMA = (
         last_seq INTEGER NOT NULL DEFAULT 0,
         lease_owner TEXT,
         lease_expires REAL NOT NULL DEFAULT 0,
+        horizon INTEGER NOT NULL DEFAULT 0,
         UNIQUE (user_id, id)
     )""",
     # event: Event.model_dump_json(), read back with Event.model_validate_json.
@@ -79,6 +82,7 @@ _MIGRATIONS = {
         "ALTER TABLE sessions ADD COLUMN lease_expires REAL NOT NULL DEFAULT 0",
     ),
     2: (_SCOPED_STATE,),
+    3: ("ALTER TABLE sessions ADD COLUMN horizon INTEGER NOT NULL DEFAULT 0",),
 }
 """The statements that take a database from a version to the next."""
 
@@ -183,7 +187,7 @@ class SqliteSessionService(SqliteBudgets):
                     raise busy(user_id, session_id)
                 session = self._refresh(conn, user_id, session_id)
             else:
-                session = self._load(conn, user_id, session_id)
+                session = self._load(conn, user_id, session_id, full=True)
         if session is None:  # pragma: no cover  # created above, in the same transaction
             raise missing_session(f"session store {self.path!r}", Session(id=session_id, user_id=user_id))
         session.lease = owner
@@ -194,23 +198,28 @@ class SqliteSessionService(SqliteBudgets):
 
     def _get(self, user_id: str, session_id: str) -> Session | None:
         with self._transaction("BEGIN") as conn:
-            return self._load(conn, user_id, session_id)
+            return self._load(conn, user_id, session_id, full=True)
 
     @staticmethod
-    def _load(conn: sqlite3.Connection, user_id: str, session_id: str) -> Session | None:
+    def _load(conn: sqlite3.Connection, user_id: str, session_id: str, *, full: bool) -> Session | None:
+        """The session: every event (`full`), or those after its horizon (a run's)."""
         row = conn.execute(
-            "SELECT pk, state, updated_at FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
+            "SELECT pk, state, updated_at, horizon FROM sessions WHERE user_id = ? AND id = ?",
+            (user_id, session_id),
         ).fetchone()
         if row is None:
             return None
-        pk, state, updated_at = row
-        events = conn.execute("SELECT event FROM events WHERE session = ? ORDER BY seq", (pk,))
+        pk, state, updated_at, horizon = row
+        skipped = 0 if full else horizon
+        query = "SELECT event FROM events WHERE session = ? AND seq > ? ORDER BY seq"
+        events = conn.execute(query, (pk, skipped))
         session = Session(
             id=session_id,
             user_id=user_id,
             state=pydantic_core.from_json(state),
             events=[Event.model_validate_json(text) for (text,) in events],
             updated_at=updated_at,
+            skipped=skipped,
         )
         merge_scopes(session.state, _scoped(conn, "user", user_id), _scoped(conn, "app", ""))
         return session
@@ -238,7 +247,7 @@ class SqliteSessionService(SqliteBudgets):
                 last = conn.execute(
                     "SELECT json_extract(event, '$.id') FROM events WHERE session = ? AND seq = ?", (pk, seen)
                 ).fetchone()
-                if last is None or last[0] != session.events[-1].id:
+                if last is None or not session.events or last[0] != session.events[-1].id:
                     session = None
             if session is not None:
                 if stored > seen:
@@ -251,7 +260,7 @@ class SqliteSessionService(SqliteBudgets):
                 merge_scopes(session.state, _scoped(conn, "user", user_id), _scoped(conn, "app", ""))
                 session.updated_at = updated_at
         if session is None:
-            session = self._load(conn, user_id, session_id)
+            session = self._load(conn, user_id, session_id, full=False)
         if session is not None and row is not None:
             if len(self._runs) >= 1024:  # a bound: the oldest are read in full again
                 del self._runs[next(iter(self._runs))]
@@ -261,10 +270,10 @@ class SqliteSessionService(SqliteBudgets):
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return
-        await self._call(self._append, session, event, event_json(event))
+        await self._call(self._append, session, event, event_json(event), horizon_after(session, event))
         apply_event(session, event)
 
-    def _append(self, session: Session, event: Event, text: str) -> None:
+    def _append(self, session: Session, event: Event, text: str, horizon: int | None) -> None:
         scoped = split_delta(event.actions.state_delta)
         delta = scoped.session
         with self._transaction() as conn:
@@ -293,6 +302,8 @@ class SqliteSessionService(SqliteBudgets):
                     "UPDATE sessions SET last_seq = ?, state = ?, updated_at = ? WHERE pk = ?",
                     (seq, pydantic_core.to_json(stored).decode(), event.timestamp, pk),
                 )
+            if horizon is not None:
+                conn.execute("UPDATE sessions SET horizon = ? WHERE pk = ?", (horizon, pk))
             for scope, owner, part in (("user", session.user_id, scoped.user), ("app", "", scoped.app)):
                 if part:
                     merged = _scoped(conn, scope, owner)

@@ -120,12 +120,14 @@ async def test_events_written_by_the_first_adk_load(schema: str) -> None:
 
 
 async def test_a_version_1_schema_is_migrated_and_its_sessions_kept(schema: str) -> None:
-    # Version 1 (before state scopes): the tables of today but scoped_state, and its rows.
+    # Version 1 (before state scopes and horizons): the tables of today but scoped_state and the
+    # sessions' horizon column, and its rows.
     v1 = [
-        statement
+        statement.replace("horizon bigint NOT NULL DEFAULT 0,", "")
         for statement in schema_statements(schema)
         if statement not in scoped_state_statements(schema)
     ]
+    assert sum("horizon" in statement for statement in v1) == 0
     v1[-1] = f"INSERT INTO {schema}.schema_version VALUES (1)"
     written = (FIXTURES / "v1_events.json").read_text()
     rows = [
@@ -145,7 +147,7 @@ async def test_a_version_1_schema_is_migrated_and_its_sessions_kept(schema: str)
         stored = await store.get("u", "s")
         user_state = await store.user_state("u")
     versions = await postgres.fetch(f"SELECT version FROM {schema}.schema_version ORDER BY version")
-    assert [row[0] for row in versions] == [1, 2]
+    assert [row[0] for row in versions] == [1, 2, 3]
     assert stored is not None
     assert stored.events == [Event.model_validate(row) for row in json.loads(written)] + new
     assert stored.state == {"k": 1, "user:lang": "fr"} and user_state == {"user:lang": "fr"}

@@ -66,7 +66,7 @@ async def test_a_store_written_by_schema_1_is_migrated_and_its_events_load(tmp_p
 
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (4,)
     finally:
         conn.close()
     async with SqliteSessionService(path) as again:
@@ -139,7 +139,7 @@ def test_a_database_of_another_schema_version_is_refused(tmp_path: Path) -> None
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
-    message = f"'{path}': its schema version is 7, and this adk reads versions up to 3"
+    message = f"'{path}': its schema version is 7, and this adk reads versions up to 4"
     with pytest.raises(sqlite3.DatabaseError, match=re.escape(message)):
         SqliteSessionService(path)
 
