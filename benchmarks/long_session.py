@@ -11,6 +11,9 @@ its compaction (its summary and the two turns kept). Prints median CPU µs per t
 - sqlite, new worker each turn: a new store object and runner for every turn, as when each turn
   lands on another worker (or the first turn after a restart): the session is read from the file,
   from its horizon on (see docs/context.md, "What a long session costs");
+- sqlite, AG-UI, new worker each turn: the same, each turn a request to the AG-UI endpoint of
+  a new store and runner (in process, through httpx's ASGI transport): the endpoint's own reads
+  of the thread (its checks, the state snapshot) start at the horizon too;
 - postgres, new worker each turn (with `--postgres URL`): the same on PostgreSQL, in a schema of
   its own, dropped after.
 
@@ -106,6 +109,40 @@ async def sqlite(rounds: int, turns: int, directory: Path, new_worker: bool) -> 
     return statistics.median(fresh), statistics.median(long)
 
 
+async def agui_turn(path: Path, session_id: str) -> None:
+    """One turn through the AG-UI endpoint of a new store and runner on the SQLite file at `path`."""
+    import httpx
+
+    from adk.agui import create_app
+
+    store = SqliteSessionService(path)
+    app = create_app(Runner(agent(), session_service=store), identity=lambda request: "u")
+    body = {
+        "threadId": session_id,
+        "runId": secrets.token_hex(8),
+        "messages": [{"id": "m", "role": "user", "content": "hi"}],
+    }
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as c:
+        response = await c.post("/", json=body)
+    assert response.status_code == 200 and "RUN_FINISHED" in response.text, response.text[-300:]
+    store.close()
+
+
+async def agui(rounds: int, turns: int, directory: Path) -> tuple[float, float]:
+    fresh, long = [], []
+    for r in range(rounds):
+        path = directory / f"agui-{r}.sqlite3"
+        await prefill(SqliteSessionService(path), "long")
+        await agui_turn(path, "warm-up")  # the AG-UI modules load before the first measured turn
+        for session_id, results in (("fresh", fresh), ("long", long)):
+            gc.collect()
+            start = time.process_time()
+            for _ in range(turns):
+                await agui_turn(path, session_id)
+            results.append((time.process_time() - start) / turns * 1e6)
+    return statistics.median(fresh), statistics.median(long)
+
+
 async def postgres(rounds: int, turns: int, url: str) -> tuple[float, float]:
     """A new store (its own connection, closed after its turn) and runner for every turn, on
     PostgreSQL at `url`."""
@@ -140,15 +177,16 @@ async def postgres(rounds: int, turns: int, url: str) -> tuple[float, float]:
 async def main(quick: bool, url: str | None) -> None:
     rounds, turns = (1, 10) if quick else (3, TURNS)
     print(f"CPU µs per turn, {turns} turns a session, median of {rounds} round(s)")
-    print(f"{'store':<34}{'fresh':>10}{f'{EVENTS:,} events':>16}")
+    print(f"{'store':<40}{'fresh':>10}{f'{EVENTS:,} events':>16}")
     results = {"memory": await memory(rounds, turns)}
     with tempfile.TemporaryDirectory() as directory:
         results["sqlite"] = await sqlite(rounds, turns, Path(directory), False)
         results["sqlite, new worker each turn"] = await sqlite(rounds, turns, Path(directory), True)
+        results["sqlite, AG-UI, new worker each turn"] = await agui(rounds, turns, Path(directory))
     if url:
         results["postgres, new worker each turn"] = await postgres(rounds, turns, url)
     for name, (fresh, long) in results.items():
-        print(f"{name:<34}{fresh:>10,.0f}{long:>16,.0f}   ({long / fresh:.2f}x)")
+        print(f"{name:<40}{fresh:>10,.0f}{long:>16,.0f}   ({long / fresh:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from adk.a2a.answers import Asked, asked_calls, parse_answers
 from adk.approvals import questions, waiting_calls
 from adk.errors import ApprovalError
 from adk.events import Event, ObjectType, new_id
+from adk.sessions.base import read_from_horizon
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -80,7 +81,7 @@ class AdkExecutor(AgentExecutor):
         """The ids of the calls task `task_id` waits for a person's answer to, and the schema of the
         reply each question among them asks for (as its status showed it); refused if it waits for
         none, or also for a result that only the application can give."""
-        session = await self.runner.session_service.get(user, session_id)
+        session = await read_from_horizon(self.runner.session_service, user, session_id)  # its last run
         last = session.events[-1] if session is not None and session.events else None
         waiting = waiting_calls(session) if session is not None and last is not None else {}
         if session is None or last is None or last.invocation_id != task_id or not waiting:

@@ -20,6 +20,7 @@ from adk.agui.translate import AguiTranslator
 from adk.callbacks.registry import Callbacks
 from adk.errors import RequestRefused, SessionBusyError
 from adk.serving import Identity, user_of
+from adk.sessions.base import read_from_horizon
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent, RunAgentInput
@@ -126,7 +127,9 @@ class Endpoint:
             )
         user_id = await user_of(self.identity, request)
         run, answer = parse_body(await read_body(request.headers, receive, self.max_body))
-        session = await self.runner.session_service.get(user_id, run.thread_id)
+        # What it checks (the state, the paused run's calls) is after the horizon: a long thread
+        # costs no more to check than a new one.
+        session = await read_from_horizon(self.runner.session_service, user_id, run.thread_id)
         message = answers_of(answer, run.resume or (), session)
         tools = client_tools(run)
         return _Checked(run, user_id, message, self._state_delta(run, session), tools)
@@ -179,7 +182,8 @@ class Endpoint:
         try:
             yield sse(await translator.start())
             events, first = await self._begin(checked.key, self._starter(checked, own), served)
-            session = await self.runner.session_service.get(*checked.key)  # with the client's changes
+            # its state, with the client's changes
+            session = await read_from_horizon(self.runner.session_service, *checked.key)
             out = await translator.snapshot(session.state if session is not None else {})
             out += await translator.translate(first)
             while not translator.done:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from adk.errors import SessionBusyError, StaleSessionError, UnconfirmedAppendError
 from adk.events import Event, Message, ObjectType
@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_LEASE_TTL",
     "TEMP_PREFIX",
     "USER_PREFIX",
+    "ReadsFromHorizon",
     "ScopedDelta",
     "Session",
     "SessionService",
@@ -40,6 +41,7 @@ __all__ = [
     "event_json",
     "merge_scopes",
     "missing_session",
+    "read_from_horizon",
     "split_delta",
     "stale",
     "unconfirmed",
@@ -340,6 +342,25 @@ class SessionService(Protocol):
     async def release(self, session: Session) -> None:
         """Give up the lease `session` holds, if it still holds it; `session.lease` becomes None."""
         ...
+
+
+@runtime_checkable
+class ReadsFromHorizon(Protocol):
+    """A store that can read a session as a run does, without taking it (an optional method)."""
+
+    async def get_from_horizon(self, user_id: str, session_id: str) -> Session | None:
+        """The session with only its events after the horizon (`Session.skipped` counts the
+        others), its state whole; None if it does not exist. Takes no lease and writes nothing."""
+        ...
+
+
+async def read_from_horizon(store: SessionService, user_id: str, session_id: str) -> Session | None:
+    """The session as a run reads it, from its horizon on (adk.sessions.horizon), for a reader that
+    needs only its state and its last invocation: the store's `get_from_horizon`, or its `get`
+    (every event) if it has none."""
+    if isinstance(store, ReadsFromHorizon):
+        return await store.get_from_horizon(user_id, session_id)
+    return await store.get(user_id, session_id)
 
 
 def missing_session(store: str, session: Session) -> LookupError:

@@ -65,6 +65,10 @@ class InMemorySessionService(MemoryBudgets):
         session = self._sessions.get((user_id, session_id))
         return None if session is None else self._fresh(session)
 
+    async def get_from_horizon(self, user_id: str, session_id: str) -> Session | None:
+        session = self._sessions.get((user_id, session_id))  # every event is at hand: none skipped
+        return None if session is None else self._fresh(session)
+
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return

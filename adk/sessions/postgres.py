@@ -154,6 +154,13 @@ class PostgresSessionService(PostgresBudgets):
         row = await pool.fetchrow(f"{self._sql.session} WHERE user_id = $1 AND id = $2", user_id, session_id)
         return None if row is None else _session(user_id, session_id, row)
 
+    async def get_from_horizon(self, user_id: str, session_id: str) -> Session | None:
+        pool = await self._connect()
+        row = await pool.fetchrow(
+            f"{self._sql.from_horizon} WHERE user_id = $1 AND id = $2", user_id, session_id
+        )
+        return None if row is None else _session(user_id, session_id, row[:3], row[3])
+
     async def append_event(self, session: Session, event: Event) -> None:
         if event.is_partial:
             return

@@ -118,6 +118,8 @@ class Statements:
 
     session: str
     """A session's state, updated_at and events; the caller adds `WHERE user_id = $1 AND id = $2`."""
+    from_horizon: str
+    """The same with only the events after its horizon, and the horizon."""
     acquire: str
     """Take the lease ($1 user, $2 id, $3 time, $4 owner, $5 ttl, $6 takeover) and read the session:
     only the events after number $8 if the session is row $7 and its event $8 has id $9, else those
@@ -142,6 +144,8 @@ class Statements:
         return cls(
             session=f"SELECT {_with_scopes(s, 'state', 'user_id')}, updated_at,"
             f" {events} WHERE session = pk)::text FROM {s}.sessions",
+            from_horizon=f"SELECT {_with_scopes(s, 'state', 'user_id')}, updated_at,"
+            f" {events} WHERE session = pk AND seq > horizon)::text, horizon FROM {s}.sessions",
             acquire=f"WITH t AS (INSERT INTO {s}.sessions (user_id, id, updated_at, {lease})"
             f" VALUES ($1, $2, $3, $4, clock_timestamp() + $5 * interval '1 second')"
             f" ON CONFLICT (user_id, id) DO UPDATE SET lease_owner = excluded.lease_owner,"

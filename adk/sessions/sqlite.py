@@ -196,9 +196,12 @@ class SqliteSessionService(SqliteBudgets):
     async def get(self, user_id: str, session_id: str) -> Session | None:
         return await self._call(self._get, user_id, session_id)
 
-    def _get(self, user_id: str, session_id: str) -> Session | None:
+    def _get(self, user_id: str, session_id: str, full: bool = True) -> Session | None:
         with self._transaction("BEGIN") as conn:
-            return self._load(conn, user_id, session_id, full=True)
+            return self._load(conn, user_id, session_id, full=full)
+
+    async def get_from_horizon(self, user_id: str, session_id: str) -> Session | None:
+        return await self._call(self._get, user_id, session_id, False)
 
     @staticmethod
     def _load(conn: sqlite3.Connection, user_id: str, session_id: str, *, full: bool) -> Session | None:

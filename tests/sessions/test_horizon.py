@@ -4,13 +4,11 @@ see in the whole session (docs/decisions.md, "A run reads a session from its hor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from adk import Approve, LlmAgent, Runner
 from adk.agents.transfer import active_agent
@@ -21,11 +19,9 @@ from adk.events import Choice, Event, Message, ObjectType
 from adk.runner_start import unfinished
 from adk.sessions import SessionService
 from adk.sessions.base import Session
-from adk.sessions.postgres import PostgresSessionService
 from adk.sessions.sqlite import SqliteSessionService
 from adk.testing import ScriptedModel
 from adk.web import create_web_app
-from tests import postgres
 from tests._runtime import Tool, call, calls
 from tests.context.support import WORDS, said, turn
 from tests.test_approvals import LargeNeedApproval
@@ -34,30 +30,6 @@ Opener = Callable[[], SessionService]
 Q = [f"q{n} {WORDS}" for n in range(6)]
 """User messages of 51 tokens: the third turn passes 150 and folds the first (keep_last=1)."""
 S1 = SUMMARY + "S1"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def worker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
-    """Opens a store on one database: each a new worker, which has read no session yet."""
-    async with AsyncExitStack() as stack:
-        if request.param == "sqlite":
-
-            def sqlite() -> SessionService:
-                store = SqliteSessionService(tmp_path / "s.sqlite3")
-                stack.callback(store.close)
-                return store
-
-            yield sqlite
-            return
-        postgres.require()
-        schema = await stack.enter_async_context(postgres.fresh_schema())
-
-        def pg() -> SessionService:
-            store = PostgresSessionService(postgres.URL, schema=schema)
-            stack.push_async_callback(store.close)
-            return store
-
-        yield pg
 
 
 def agent(script: list[Any], **kw: Any) -> tuple[LlmAgent, ScriptedModel]:
