@@ -51,6 +51,6 @@ def durable_budgets(objects: Iterable[object]) -> None:
     """Make, in place, the store of each stored `Budget` among `objects` a `DurableBudgetStore`;
     doing it twice does nothing more."""
     for owner in objects:
-        if isinstance(owner, Budget) and owner.store is not None:
-            if not isinstance(owner.store, DurableBudgetStore):
-                owner.store = DurableBudgetStore(owner.store, owner.name)
+        if not isinstance(owner, Budget) or isinstance(owner.store, DurableBudgetStore | None):
+            continue
+        owner.store = DurableBudgetStore(owner.store, owner.name)

@@ -392,7 +392,8 @@ def test_a_recovered_run_spends_a_stored_budget_once(tmp_path: Path, monkeypatch
     assert result == "runner.completion"
     assert used == plain  # exactly a plain run's: nothing counted twice
     assert (used["model_calls"], used["tool_calls"], used["tool:effect"]) == (2.0, 1.0, 1.0)
-    metered = ["adk.budget.used:budget", "adk.budget.reserve:budget", "adk.model:planned", "adk.budget.used:budget"]
+    used_step = "adk.budget.used:budget"
+    metered = [used_step, "adk.budget.reserve:budget", "adk.model:planned", used_step]
     tool = ["adk.hook:Budget.before_tool", "adk.tool.start:effect", "adk.tool:effect"]
     assert steps == ["adk.lease", *metered, *tool, *metered]  # each once: none made again after the kill
 
@@ -400,8 +401,9 @@ def test_a_recovered_run_spends_a_stored_budget_once(tmp_path: Path, monkeypatch
 async def _plain_budget() -> dict[str, float]:
     """What a plain run in memory spends of the same budget."""
     store = InMemorySessionService()
+    budget = crash_agent.budget(store)
     agent = crash_agent.LlmAgent(
-        "crash", model=crash_agent.Planned(), tools=[crash_agent.effect], callbacks=[crash_agent.budget(store)]
+        "crash", model=crash_agent.Planned(), tools=[crash_agent.effect], callbacks=[budget]
     )
     async for _ in Runner(agent, session_service=store).run("u", "s0", "n0"):
         pass

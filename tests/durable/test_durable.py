@@ -198,7 +198,8 @@ async def test_a_stored_budget_spends_in_a_durable_run_what_it_spends_in_a_plain
     use and the same refusal of the second model call as a plain run."""
     store, plain_store = InMemorySessionService(), InMemorySessionService()
     budget = Budget(model_calls=1, scope="session", store=store)
-    runner = DurableRunner(_agent(_script(), []), session_service=store, callbacks=[budget], name="calc-budget")
+    agent = _agent(_script(), [])
+    runner = DurableRunner(agent, session_service=store, callbacks=[budget], name="calc-budget")
     await started(runner)
     events = [e async for e in runner.run("u", "s", "1+2?", invocation_id="i1")]
     plain_budget = Budget(model_calls=1, scope="session", store=plain_store)
