@@ -19,6 +19,7 @@ from typing import Any, Final, get_args
 
 from adk.callbacks.registry import DECLARED, Callbacks, HookImpl, HookName, callback_name
 from adk.callbacks.results import Cont, Raise, Retry
+from adk.durable.budgets import durable_budgets
 from adk.durable.checkpoint import step
 from adk.errors import WorkflowMismatchError
 from adk.models.base import Model
@@ -96,7 +97,9 @@ class _DurableHook:
 
 
 def durable_callbacks(callbacks: Callbacks) -> Callbacks:
-    """`callbacks` with each deciding hook's answers recorded as steps; the same if done already."""
+    """`callbacks` with each deciding hook's answers recorded as steps, and each stored
+    `Budget`'s store calls (budgets.py); the same if done already."""
+    durable_budgets(callbacks.objects)
     hooks: dict[str, tuple[HookImpl, ...]] = {}
     for name, declared in DECLARED.items():
         impls = callbacks.get(declared)

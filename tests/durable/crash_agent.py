@@ -19,8 +19,10 @@ from typing import Any
 
 from adk import BaseAgent, Cont, FunctionTool, Halt, LlmAgent, LlmResponse, LoopAgent, ToolContext
 from adk.events import Event
+from adk.limits import Budget
 from adk.models.base import LlmRequest
 from adk.sessions.base import Session
+from adk.sessions.budgets import BudgetStore
 from adk.sessions.postgres import PostgresSessionService
 from adk.testing import call_tool
 
@@ -119,7 +121,10 @@ class Gate:
 
 def make(shape: str) -> BaseAgent:
     """`crash` (one agent), `approval` (the same, its tool approved first), `loop` (a loop
-    whose agent escalates) or `gate` (its tool calls behind `Gate`), all named `crash`."""
+    whose agent escalates), `gate` (its tool calls behind `Gate`) or `budget` (under a
+    session-scoped `Budget` kept in the PostgreSQL store at ADK_TEST_BUDGET_URL), all named `crash`."""
+    if shape == "budget":
+        return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[budget(_budget_store())])
     if shape == "gate":
         return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Gate()])
     if shape == "approval":  # every call to `effect` waits for a person's approval
@@ -128,6 +133,15 @@ def make(shape: str) -> BaseAgent:
         inner = LlmAgent("looped", model=Escalating(), tools=[effect, approve])
         return LoopAgent("crash", max_iterations=3, sub_agents=[inner])
     return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Pause()])
+
+
+def budget(store: BudgetStore) -> Budget:
+    """The `budget` shape's budget: room for every call, kept in `store` per session."""
+    return Budget(model_calls=10, tool_calls=10, scope="session", store=store)
+
+
+def _budget_store() -> BudgetStore:
+    return PostgresSessionService(os.environ["ADK_TEST_BUDGET_URL"])
 
 
 def _blocking_append() -> None:

@@ -20,6 +20,8 @@ from adk.durable import DurableRunner, launch, shutdown
 from adk.durable.runner import enqueue_options, workflow_id
 from adk.events import Message
 from adk.runner import Runner
+from adk.sessions.budgets import BudgetStore
+from adk.sessions.memory import InMemorySessionService
 from adk.sessions.postgres import PostgresSessionService
 from adk.tools import FunctionTool
 from tests.durable import crash_agent
@@ -360,3 +362,58 @@ async def _submit_answer(url: str) -> str:
     finally:
         shutdown()
         await store.close()
+
+
+def test_a_recovered_run_spends_a_stored_budget_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker SIGKILLed in its second model call (the first attempt, its settlement and the
+    tool call recorded), restarted: the session's stored budget holds what a plain run spends;
+    the replayed attempts are not reserved or settled again."""
+    monkeypatch.setenv("ADK_TEST_COUNTER", str(tmp_path / "plain-effects"))  # for the plain run here
+    env = {"ADK_TEST_COUNTER": str(tmp_path / "effects"), "ADK_TEST_SHAPE": "budget"}
+    with database() as url:
+        env["ADK_TEST_BUDGET_URL"] = url
+        first = Worker(url, "w1", {**env, "ADK_TEST_BLOCK": "model2"})
+        again: Worker | None = None
+        client = DBOSClient(system_database_url=url)
+        try:
+            first.until("adk worker w1: taking runs")
+            _enqueue(client, 0)
+            first.until("BLOCKED model2")
+            first.kill()
+            again = Worker(url, "w1", env)
+            result, steps = _result(client, 0), _steps(client, 0)
+        finally:
+            client.destroy()
+            first.stop()
+            if again is not None:
+                again.stop()
+        used = asyncio.run(_budget_used(PostgresSessionService(url), "s0"))
+    plain = asyncio.run(_plain_budget())
+    assert result == "runner.completion"
+    assert used == plain  # exactly a plain run's: nothing counted twice
+    assert (used["model_calls"], used["tool_calls"], used["tool:effect"]) == (2.0, 1.0, 1.0)
+    used_step = "adk.budget.used:budget"
+    metered = [used_step, "adk.budget.reserve:budget", "adk.model:planned", used_step]
+    tool = ["adk.hook:Budget.before_tool", "adk.tool.start:effect", "adk.tool:effect"]
+    assert steps == ["adk.lease", *metered, *tool, *metered]  # each once: none made again after the kill
+
+
+async def _plain_budget() -> dict[str, float]:
+    """What a plain run in memory spends of the same budget."""
+    store = InMemorySessionService()
+    budget = crash_agent.budget(store)
+    agent = crash_agent.LlmAgent(
+        "crash", model=crash_agent.Planned(), tools=[crash_agent.effect], callbacks=[budget]
+    )
+    async for _ in Runner(agent, session_service=store).run("u", "s0", "n0"):
+        pass
+    return await _budget_used(store, "s0")
+
+
+async def _budget_used(store: BudgetStore, session: str) -> dict[str, float]:
+    try:
+        return await store.budget_used(f"budget:session:u:{session}")
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            await close()

@@ -13,11 +13,15 @@ import pytest
 
 pytest.importorskip("dbos")
 
+from dbos import DBOS
+
 from adk import Approve, FunctionTool, LlmAgent, ObjectType, Runner
-from adk.durable import DurableError, DurableRunner, WorkflowMismatchError, launch, shutdown
+from adk.durable import DurableError, DurableRunner, WorkflowMismatchError, launch, shutdown, workflow_id
+from adk.durable.budgets import DurableBudgetStore, durable_budgets
 from adk.durable.replay import ReplayStore
 from adk.errors import ApprovalError
 from adk.events import Event
+from adk.limits import Budget
 from adk.sessions.memory import InMemorySessionService
 from adk.testing import ScriptedModel, call_tool
 
@@ -187,3 +191,27 @@ async def test_a_replay_that_no_longer_matches_its_record_stops_naming_the_workf
     )
     stored = await store.get("u", "s")
     assert stored is not None and stored.events == recorded
+
+
+async def test_a_stored_budget_spends_in_a_durable_run_what_it_spends_in_a_plain_one(started: Launch) -> None:
+    """A runner's stored `Budget` is metered through steps (its store wrapped once): the same
+    use and the same refusal of the second model call as a plain run."""
+    store, plain_store = InMemorySessionService(), InMemorySessionService()
+    budget = Budget(model_calls=1, scope="session", store=store)
+    agent = _agent(_script(), [])
+    runner = DurableRunner(agent, session_service=store, callbacks=[budget], name="calc-budget")
+    await started(runner)
+    events = [e async for e in runner.run("u", "s", "1+2?", invocation_id="i1")]
+    plain_budget = Budget(model_calls=1, scope="session", store=plain_store)
+    plain_runner = Runner(_agent(_script(), []), session_service=plain_store, callbacks=[plain_budget])
+    plain = [e async for e in plain_runner.run("u", "s", "1+2?")]
+    wrapped = budget.store
+    durable_budgets([budget])  # again: nothing more
+    assert isinstance(wrapped, DurableBudgetStore) and wrapped.store is store and budget.store is wrapped
+    assert _shape(events) == _shape(plain)
+    assert events[-1].error is not None and events[-1].error.type == "BudgetExceededError"
+    key = "budget:session:u:s"
+    assert await store.budget_used(key) == await plain_store.budget_used(key)
+    steps = [s["function_name"] for s in await DBOS.list_workflow_steps_async(workflow_id("u", "s", "i1"))]
+    assert steps[:3] == ["adk.lease", "adk.budget.used:budget", "adk.budget.reserve:budget"]
+    assert steps.count("adk.model:scripted") == 1  # the second call was refused before its step
