@@ -86,7 +86,7 @@ class _DurableHook:
 
     async def again(self, args: tuple[Any, ...]) -> Any:
         """The context the hook answers with now (None if it answers otherwise): asked only to
-        find a model or tool object again (a `Budget` wraps its model anew: it meters)."""
+        find a model or tool object again (a `FallbackModels` that moved on)."""
         try:
             out = self.fn(*args)
             if self.is_async:
