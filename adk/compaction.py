@@ -15,19 +15,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
-from typing import assert_never
 
-from adk.callbacks.chain import run_after, run_before
-from adk.callbacks.decisions import Compacted, Decision, Halted
+from adk.callbacks.decisions import Compacted, Decision
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks, decided_by
-from adk.callbacks.results import Cont, Fallback, Halt, Raise, Retry
+from adk.callbacks.results import Cont, Raise, Retry
 from adk.context import Invocation, ModelContext
-from adk.errors import ContextOverflowError, locate
-from adk.events import Event, LlmResponse, Message, ObjectType, new_choice, new_event
+from adk.errors import ContextOverflowError
+from adk.events import Event, Message, ObjectType, new_choice, new_event
 from adk.models.base import LlmRequest, Model
-from adk.recovery import Attempts, RetryPolicy, policy_callbacks, recover, sleep
-from adk.recovery.attempts import judging
+from adk.recovery import Attempts, RetryPolicy, policy_callbacks
 from adk.recovery.overflow import (
     context_limit,
     context_window,
@@ -169,7 +166,7 @@ class Compact:
         hooks = self._chain(policy)
         attempts = Attempts(policy)
         sctx = ModelContext(ctx.invocation, ctx.agent, ctx.branch, request, model)
-        text = (await _called(hooks, sctx, attempts)).content.strip()
+        text = (await ctx.agent.call_aside(hooks, sctx, attempts)).content.strip()
         if not text:
             raise ValueError(f"the summary model {model.name!r} answered with no text")
         return text, attempts.decisions or ()
@@ -204,49 +201,6 @@ def check_context(
 
 def _dropped(message: Message) -> Message:
     return Message.tool(DROPPED, tool_call_id=message.tool_call_id or "", name=message.name or "")
-
-
-async def _called(hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> LlmResponse:
-    """One model call as an agent makes it (docs/recovery.md), without streaming: before_model
-    once, attempts judged by the on_model_error chain and held to the policy's bound, after_model
-    on the response (a failing after_model fails the attempt)."""
-    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget)
-    try:
-        deciders: list[object] = []
-        match await run_before(hooks, "before_model", mctx, deciders=deciders):
-            case Halt(value=halted):
-                attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}"))
-                return halted
-            case Cont(ctx=mctx):
-                pass
-            case unreachable:
-                assert_never(unreachable)
-        while True:
-            try:
-                response = await _generated(mctx.model, mctx.request)
-                return await run_after(hooks, "after_model", response, mctx)
-            except Exception as error:
-                locate(error, f"model:{mctx.model.name}")
-                match await recover(hooks, "on_model_error", error, mctx, attempts):
-                    case Fallback(value=fallback):  # after_model sees it, as an agent's call's
-                        return await run_after(hooks, "after_model", fallback, mctx)
-                    case Retry(ctx=mctx, delay=wait):
-                        await sleep(wait or 0.0)
-                    case other:
-                        assert_never(other)
-    finally:
-        judging.reset(token)
-
-
-async def _generated(model: Model, request: LlmRequest) -> LlmResponse:
-    """The complete response `model` gives `request`."""
-    response: LlmResponse | None = None
-    async for chunk in model.generate(request):
-        if not chunk.is_partial:
-            response = chunk
-    if response is None:
-        raise ValueError(f"the summary model {model.name!r} ended without a response")
-    return response
 
 
 def _line(message: Message) -> str:

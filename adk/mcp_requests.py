@@ -28,24 +28,16 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from adk.agents.llm import LlmAgent
-from adk.agents.metering import ModelMeter, meter_of
-from adk.agents.model_call import Opened, after_model, attempt, settled
 from adk.agents.tool import tool_events
 from adk.agents.tool_call import decided_in_call
 from adk.approvals import Ask, Reply
-from adk.callbacks.chain import run_before
-from adk.callbacks.decisions import Halted
-from adk.callbacks.registry import Callbacks, decided_by
-from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.context import ModelContext, ToolContext
-from adk.errors import locate
 from adk.events import LlmResponse, Message
 from adk.models.base import LlmRequest, Model
-from adk.recovery import Attempts, recover, sleep
-from adk.recovery.attempts import judging
+from adk.recovery import Attempts
 from adk.recovery.policy import DEFAULT_POLICY
 
 if TYPE_CHECKING:
@@ -249,54 +241,9 @@ async def _through_hooks(mctx: ModelContext) -> LlmResponse:
         hooks, _, _ = agent.recovery(hooks, policy)  # its recovery: the default policy's judgement too
     attempts = Attempts(policy)
     try:  # metered as the agent's own calls are (a Budget counts what a server asks for)
-        return await _sampled(hooks, mctx, attempts, meter_of(hooks.objects))
+        return await agent.call_aside(hooks, mctx, attempts)
     finally:
         decided_in_call(attempts.decisions or ())
-
-
-async def _sampled(
-    hooks: Callbacks, mctx: ModelContext, attempts: Attempts, meter: ModelMeter | None
-) -> LlmResponse:
-    """The model call of `_through_hooks`, its decisions recorded in `attempts`."""
-    deciders: list[object] = []
-    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
-    try:
-        checked = await run_before(hooks, "before_model", mctx, deciders=deciders)
-    finally:
-        judging.reset(token)
-    match checked:
-        case Halt(value=halted):
-            attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}"))
-            return halted
-        case Cont(ctx=mctx):
-            pass
-        case unreachable:
-            assert_never(unreachable)
-    while True:
-        try:
-            limit = attempts.policy.attempt_timeout
-            answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
-            return await after_model(hooks, mctx, await _complete(mctx.model, answer, attempts), attempts)
-        except Exception as error:
-            locate(error, f"model:{mctx.model.name}")
-            match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
-                case Fallback(value=fallback):
-                    return await after_model(hooks, mctx, fallback, attempts)
-                case Retry(ctx=mctx, delay=wait):
-                    await sleep(wait or 0.0)
-                case other:
-                    assert_never(other)
-
-
-async def _complete(model: Model, answer: LlmResponse | Opened, attempts: Attempts) -> LlmResponse:
-    """The complete response of an attempt, read to its end if it streams (and then settled)."""
-    if not isinstance(answer, Opened):
-        return answer
-    response = answer.response
-    async for chunk in answer.stream:
-        if not chunk.is_partial:
-            response = chunk
-    return await settled(model, response, None, answer.held, attempts)
 
 
 def _message(role: str, content: Any) -> Message:

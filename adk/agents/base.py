@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Any, ClassVar, assert_never
 
+from adk.agents.metering import meter_of
+from adk.agents.model_call import call_aside
 from adk.agents.steps import Driver, OneStep, Step, Steps
 from adk.callbacks.chain import run_after, run_before, run_on_error
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
@@ -19,9 +21,10 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Raise
 from adk.callbacks.run import refuse_on_agent
-from adk.context import AgentContext, Invocation
+from adk.context import AgentContext, Invocation, ModelContext
 from adk.errors import locate
-from adk.events import Choice, Event, Message, ObjectType
+from adk.events import Choice, Event, LlmResponse, Message, ObjectType
+from adk.recovery import Attempts
 
 __all__ = ["BaseAgent", "carry_escalation"]
 
@@ -187,6 +190,11 @@ class BaseAgent(ABC):
         if hooks.agent_hooks:
             return self.steps(invocation)
         return self._steps(AgentContext(invocation, self, ""), hooks)
+
+    async def call_aside(self, hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> LlmResponse:
+        """A model call made aside of this agent's turns, through `hooks` (a `Compact`'s summary, an
+        MCP server's sampling request), metered by its run's meters as its own calls are."""
+        return await call_aside(hooks, mctx, attempts, meter_of(mctx.invocation.hooks_for(self).objects))
 
     async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
         """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""

@@ -38,11 +38,11 @@ __all__ = [
     "Opened",
     "after_model",
     "attempt",
+    "call_aside",
     "call_model",
     "checked",
     "partial_event",
     "response_event",
-    "settled",
 ]
 
 
@@ -246,7 +246,7 @@ async def _envelope(
                             response = chunk
                 finally:
                     await _close(stream)
-                outcome = await settled(mctx.model, response, agent._output, held, attempts)
+                outcome = await _settled(mctx.model, response, agent._output, held, attempts)
             final = outcome
             if hooks.get("after_model"):  # a ResponseRejected fails the attempt
                 final = await after_model(hooks, mctx, final, attempts)
@@ -269,7 +269,7 @@ async def _envelope(
     yield steps.answered(response_event(agent.name, ctx, final, attempts))
 
 
-async def settled(
+async def _settled(
     model: Model,
     response: LlmResponse | None,
     output: Output | None,
@@ -406,3 +406,51 @@ def _discarded(author: str, ctx: AgentContext, mctx: ModelContext) -> Event:
             where=f"model:{mctx.model.name}",
         ),
     )
+
+
+async def call_aside(
+    hooks: Callbacks, mctx: ModelContext, attempts: Attempts, meter: ModelMeter | None
+) -> LlmResponse:
+    """A model call made aside of a turn (a `Compact`'s summary, an MCP server's sampling request),
+    as an agent's call goes but whole, not streamed: before_model once, attempts metered by
+    `meter`, judged by `on_model_error` and held to the policy's bound, after_model on the
+    response. What was decided is recorded in `attempts`; a final error is raised."""
+    deciders: list[object] = []
+    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
+    try:
+        checked = await run_before(hooks, "before_model", mctx, deciders=deciders)
+    finally:
+        judging.reset(token)
+    match checked:
+        case Halt(value=halted):
+            attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}"))
+            return halted
+        case Cont(ctx=mctx):
+            pass
+        case unreachable:
+            assert_never(unreachable)
+    while True:
+        try:
+            limit = attempts.policy.attempt_timeout
+            answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
+            return await after_model(hooks, mctx, await _whole(mctx.model, answer, attempts), attempts)
+        except Exception as error:
+            locate(error, f"model:{mctx.model.name}")
+            match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
+                case Fallback(value=fallback):
+                    return await after_model(hooks, mctx, fallback, attempts)
+                case Retry(ctx=mctx, delay=wait):
+                    await sleep(wait or 0.0)
+                case other:
+                    assert_never(other)
+
+
+async def _whole(model: Model, answer: LlmResponse | Opened, attempts: Attempts) -> LlmResponse:
+    """The complete response of an attempt, read to its end if it streams (and then settled)."""
+    if not isinstance(answer, Opened):
+        return answer
+    response = answer.response
+    async for chunk in answer.stream:
+        if not chunk.is_partial:
+            response = chunk
+    return await _settled(model, response, None, answer.held, attempts)

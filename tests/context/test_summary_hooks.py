@@ -136,3 +136,20 @@ async def test_a_summary_that_fails_past_its_bound_leaves_the_request_and_an_ove
         " RetriesExhausted: gave up after 2 attempt(s): ConnectionError: reset"
     )
     assert len(summarizer.requests) == 2
+
+
+async def test_a_budget_meters_the_summary_call_as_the_agent_s_own() -> None:
+    # One model call a run: the third turn's summary takes it, so its own call is not made.
+    from adk.limits import Budget
+
+    summarizer = ScriptedModel(["S1"], name="summarizer")
+    model = ScriptedModel(["a1", "a2"])
+    compact = Compact(keep_last=1, summarize=summarizer, threshold_tokens=150)
+    runner = Runner(LlmAgent("a", model=model, callbacks=[Budget(model_calls=1), compact]))
+    for q in Q[1:3]:
+        assert (await turn(runner, q))[-1].object == ObjectType.RUNNER_COMPLETION
+    events = await turn(runner, Q[3])
+    summarizer.assert_done()
+    model.assert_done()  # the third turn's call was refused: only a1 and a2 were asked for
+    assert events[-1].object == ObjectType.ERROR
+    assert events[-1].error is not None and events[-1].error.type == "BudgetExceededError"
