@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import statistics
-import time
 from collections.abc import AsyncIterator
 
 from adk import LlmAgent, LlmRequest, LlmResponse, Runner
 from adk.events import Usage
 from adk.limits import Budget
 from adk.sessions import InMemorySessionService
-from benchmarks.runner import InstantModel, one_run
+from benchmarks.runner import InstantModel, median_run_us
 
 __all__ = ["make_runner"]
 
@@ -40,15 +38,7 @@ def make_runner(budget: bool) -> Runner:
 
 
 async def per_turn_us(budget: bool, n: int, rounds: int) -> float:
-    results = []
-    for r in range(rounds):
-        runner = make_runner(budget)
-        gc.collect()
-        start = time.process_time()
-        for i in range(n):
-            await one_run(runner, f"{r}-{i}")
-        results.append((time.process_time() - start) / n * 1e6)
-    return statistics.median(results)
+    return await median_run_us(lambda: make_runner(budget), n, rounds)
 
 
 async def main(quick: bool) -> None:

@@ -126,9 +126,15 @@ async def one_run(runner: Runner, session_id: str) -> None:
 
 async def per_invocation_us(workload: str, n: int, rounds: int) -> float:
     """Median CPU µs per invocation over `rounds` rounds of `n` sequential runs, each on a new session."""
+    return await median_run_us(lambda: make_runner(workload), n, rounds)
+
+
+async def median_run_us(make: Callable[[], Runner], n: int, rounds: int) -> float:
+    """Median CPU µs per run over `rounds` rounds of `n` sequential runs, each on a new session, of
+    the runner `make()` gives each round."""
     results = []
     for r in range(rounds):
-        runner = make_runner(workload)
+        runner = make()
         gc.collect()
         start = time.process_time()
         for i in range(n):

@@ -26,7 +26,7 @@ from typing import Any
 
 from adk import LlmAgent, Runner, ToolContext
 from adk.sessions import InMemorySessionService
-from benchmarks.runner import InstantModel, Noop, NoopTool, make_runner, one_run, rss_mib
+from benchmarks.runner import InstantModel, Noop, NoopTool, make_runner, median_run_us, one_run, rss_mib
 
 
 class GateTool(NoopTool):
@@ -187,14 +187,7 @@ async def per_run_us(callbacks: int, n: int, rounds: int) -> float:
     runner = Runner(agent, session_service=InMemorySessionService())
     for i in range(20):
         await one_run(runner, f"warm{i}")
-    results = []
-    for r in range(rounds):
-        gc.collect()
-        start = time.process_time()
-        for i in range(n):
-            await one_run(runner, f"{r}-{i}")
-        results.append((time.process_time() - start) / n * 1e6)
-    return statistics.median(results)
+    return await median_run_us(lambda: runner, n, rounds)
 
 
 def chain(n: int, rounds: int) -> None:

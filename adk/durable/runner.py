@@ -26,7 +26,7 @@ from adk.events import Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
 from adk.recovery.attempts import sleep
 from adk.runner import Runner
-from adk.sessions.base import SessionService
+from adk.sessions.base import SessionService, read_from_horizon
 
 if TYPE_CHECKING:
     from dbos import EnqueueOptions, WorkflowHandleAsync
@@ -251,7 +251,7 @@ class DurableRunner:
         tool_results: Mapping[str, Any] | None,
     ) -> _Answers:
         """The answers to the session's paused run, and where it paused; `ApprovalError` if none is."""
-        session = await self.session_service.get(user_id, session_id)
+        session = await read_from_horizon(self.session_service, user_id, session_id)  # its last event
         last = session.events[-1] if session is not None and session.events else None
         if last is None or last.object != ObjectType.RUNNER_PAUSED:
             raise ApprovalError(
