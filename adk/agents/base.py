@@ -15,10 +15,10 @@ from typing import Any, ClassVar, assert_never
 from adk.agents.metering import meter_of
 from adk.agents.model_call import call_aside
 from adk.agents.steps import Driver, OneStep, Step, Steps
-from adk.callbacks.chain import run_after, run_before, run_on_error
+from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
-from adk.callbacks.protocols import AnyCallback
-from adk.callbacks.registry import Callbacks, decided_by
+from adk.callbacks.protocols import AnyCallback, Content
+from adk.callbacks.registry import AFTER_AGENT, BEFORE_AGENT, ON_AGENT_ERROR, Callbacks, HookImpl, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Raise
 from adk.callbacks.run import refuse_on_agent
 from adk.context import AgentContext, Invocation, ModelContext
@@ -134,11 +134,13 @@ class BaseAgent(ABC):
         ctx = AgentContext(invocation, self, branch)
         return HookedSteps(self, ctx, hooks, self._steps(ctx, hooks) or OneStep(self._run_body(ctx)))
 
-    async def _before_agent(self, hooks: Callbacks, ctx: AgentContext) -> AgentContext | Event:
-        """The before_agent chain: the context it passed on, or the final event of a `Halt`
-        (which ends the invocation)."""
+    async def _before_agent(self, impls: tuple[HookImpl, ...], ctx: AgentContext) -> AgentContext | Event:
+        """The before_agent chain (its implementations `impls`): the context it passed on, or the
+        final event of a `Halt` (which ends the invocation)."""
         deciders: list[object] = []
-        match await run_before(hooks, "before_agent", ctx, deciders=deciders):
+        answer: Cont[AgentContext] | Halt[Content]
+        answer = await run_chain(impls, BEFORE_AGENT, ctx, deciders=deciders)
+        match answer:
             case Halt(value=content):
                 ctx.invocation.end_invocation()
                 halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
@@ -160,12 +162,14 @@ class BaseAgent(ABC):
         message = event.message
         return message if message is not None and message.role == "assistant" else None
 
-    async def _after_agent(self, hooks: Callbacks, ctx: AgentContext, output: Message | None) -> list[Event]:
-        """The after_agent chain on the agent's output: a new final event if it was replaced, then
-        the state changes (and an escalation) its callbacks made."""
+    async def _after_agent(
+        self, impls: tuple[HookImpl, ...], ctx: AgentContext, output: Message | None
+    ) -> list[Event]:
+        """The after_agent chain (its implementations `impls`) on the agent's output: a new final
+        event if it was replaced, then the state changes (and an escalation) its callbacks made."""
         events = []
         by: list[object] = []
-        replaced = await run_after(hooks, "after_agent", output, ctx, deciders=by)
+        replaced: Message | None = await run_chain(impls, AFTER_AGENT, output, ctx, deciders=by)
         if replaced is not None and replaced is not output:
             target = f"agent:{self.name}"
             decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
@@ -196,10 +200,12 @@ class BaseAgent(ABC):
         MCP server's sampling request), metered by its run's meters as its own calls are."""
         return await call_aside(hooks, mctx, attempts, meter_of(mctx.invocation.hooks_for(self).objects))
 
-    async def _recover(self, hooks: Callbacks, error: Exception, ctx: AgentContext) -> Event:
-        """The on_agent_error chain: the final event of a `Fallback`, or the error raised again."""
+    async def _recover(self, impls: tuple[HookImpl, ...], error: Exception, ctx: AgentContext) -> Event:
+        """The on_agent_error chain (its implementations `impls`): the final event of a
+        `Fallback`, or the error raised again."""
         by: list[object] = []
-        match await run_on_error(hooks, "on_agent_error", error, ctx, deciders=by):
+        answer: Fallback[Content] | Raise = await run_chain(impls, ON_AGENT_ERROR, error, ctx, deciders=by)
+        match answer:
             case Fallback(value=content):
                 target = f"agent:{self.name}"
                 fell = FellBack(
@@ -267,16 +273,18 @@ class HookedSteps:
             return self._stream(step)
         self.over = True
         ctx = self.ctx
-        if ctx.invocation.ended or not self.hooks.get("after_agent"):
+        after = self.hooks.get("after_agent")
+        if ctx.invocation.ended or not after:
             return []
-        return await self.agent._after_agent(self.hooks, ctx, self.output)
+        return await self.agent._after_agent(after, ctx, self.output)
 
     async def _start(self) -> list[Event]:
         """The before_agent chain's events: a Halt's final one (the run is then over), or the
         state its callbacks changed."""
-        if not self.hooks.get("before_agent"):
+        before = self.hooks.get("before_agent")
+        if not before:
             return []
-        started = await self.agent._before_agent(self.hooks, self.ctx)
+        started = await self.agent._before_agent(before, self.ctx)
         if isinstance(started, Event):  # halted: the invocation ends with it
             self.over = True
             return [started]
@@ -310,10 +318,11 @@ class HookedSteps:
         """The body failed: the on_agent_error chain's final event (the body is then over), or the
         error raised again, located at this agent unless known better."""
         locate(error, f"agent:{self.agent.name}")
-        if not self.hooks.get("on_agent_error"):
+        recovery = self.hooks.get("on_agent_error")
+        if not recovery:
             raise error
         self._phase = _AFTER
-        fell_back = await self.agent._recover(self.hooks, error, self.ctx)
+        fell_back = await self.agent._recover(recovery, error, self.ctx)
         self.output = fell_back.message
         return [fell_back]
 

@@ -16,9 +16,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from adk.agents.metering import MeteredAttempt, ModelMeter
-from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
-from adk.callbacks.registry import Callbacks, decided_by
+from adk.callbacks.registry import AFTER_MODEL, BEFORE_MODEL, Callbacks, HookImpl, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.compaction import take_compactions
 from adk.context import AgentContext, Invocation, ModelContext
@@ -139,11 +139,12 @@ async def call_model(steps: LlmSteps) -> Step:
     if not steps.bare:  # else the context and Attempts are made only if the call fails or streams
         attempts = Attempts(steps.policy, started)
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
-        if hooks.get("before_model"):
+        if impls := hooks.get("before_model"):
             deciders: list[object] = []
             token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
             try:
-                answer = await run_before(hooks, "before_model", mctx, deciders=deciders)
+                answer: Cont[ModelContext] | Halt[LlmResponse]
+                answer = await run_chain(impls, BEFORE_MODEL, mctx, deciders=deciders)
             finally:
                 judging.reset(token)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
@@ -165,9 +166,9 @@ async def call_model(steps: LlmSteps) -> Step:
         return _after(stored, _rest(steps, request, mctx, attempts, started, error))
     if isinstance(outcome, Opened):  # it streams: the envelope goes on with it, open
         return _after(stored, _rest(steps, request, mctx, attempts, started, outcome))
-    if mctx is not None and attempts is not None and hooks.get("after_model"):
+    if mctx is not None and attempts is not None and (after := hooks.get("after_model")):
         try:
-            outcome = await after_model(hooks, mctx, outcome, attempts)
+            outcome = await after_model(after, mctx, outcome, attempts)
         except ResponseRejected as rejected:  # judged like a failed attempt
             return _after(stored, _rest(steps, request, mctx, attempts, started, rejected))
     return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
@@ -248,8 +249,8 @@ async def _envelope(
                     await _close(stream)
                 outcome = await _settled(mctx.model, response, agent._output, held, attempts)
             final = outcome
-            if hooks.get("after_model"):  # a ResponseRejected fails the attempt
-                final = await after_model(hooks, mctx, final, attempts)
+            if after := hooks.get("after_model"):  # a ResponseRejected fails the attempt
+                final = await after_model(after, mctx, final, attempts)
             break
         except Exception as error:
             outcome = None
@@ -292,9 +293,10 @@ def _decided(attempts: Attempts | None, decisions: Sequence[Decision]) -> None:
 
 
 async def after_model(
-    hooks: Callbacks, mctx: ModelContext, response: LlmResponse, attempts: Attempts
+    impls: tuple[HookImpl, ...], mctx: ModelContext, response: LlmResponse, attempts: Attempts
 ) -> LlmResponse:
-    """The after_model chain on a call's response; each callback that replaced it decided so.
+    """The after_model chain (its implementations `impls`) on a call's response; each callback
+    that replaced it decided so.
 
     A hook that raised `ResponseRejected` refused it: the rejection, named after the hook and
     marked where it arose, is raised for `on_model_error` to judge, and `Refused` records it.
@@ -302,7 +304,7 @@ async def after_model(
     replaced: list[object] = []
     token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget)
     try:
-        response = await run_after(hooks, "after_model", response, mctx, deciders=replaced)
+        response = await run_chain(impls, AFTER_MODEL, response, mctx, deciders=replaced)
     except CallbackError as error:
         rejected = error.__cause__
         if not isinstance(rejected, ResponseRejected):
@@ -337,10 +339,11 @@ async def _after_fallback(
 ) -> LlmResponse:
     """The after_model chain on a fallback's response; refusing it ends the call with the
     rejection (another round of recovery could loop)."""
-    if not hooks.get("after_model"):
+    after = hooks.get("after_model")
+    if not after:
         return response
     try:
-        return await after_model(hooks, mctx, response, attempts)
+        return await after_model(after, mctx, response, attempts)
     except ResponseRejected as rejected:
         raise carry(rejected, attempts.decisions) from None
 
@@ -418,7 +421,8 @@ async def call_aside(
     deciders: list[object] = []
     token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
     try:
-        checked = await run_before(hooks, "before_model", mctx, deciders=deciders)
+        checked: Cont[ModelContext] | Halt[LlmResponse]
+        checked = await run_chain(hooks.get("before_model"), BEFORE_MODEL, mctx, deciders=deciders)
     finally:
         judging.reset(token)
     match checked:
@@ -433,12 +437,13 @@ async def call_aside(
         try:
             limit = attempts.policy.attempt_timeout
             answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
-            return await after_model(hooks, mctx, await _whole(mctx.model, answer, attempts), attempts)
+            whole = await _whole(mctx.model, answer, attempts)
+            return await after_model(hooks.get("after_model"), mctx, whole, attempts)
         except Exception as error:
             locate(error, f"model:{mctx.model.name}")
             match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
                 case Fallback(value=fallback):
-                    return await after_model(hooks, mctx, fallback, attempts)
+                    return await after_model(hooks.get("after_model"), mctx, fallback, attempts)
                 case Retry(ctx=mctx, delay=wait):
                     await sleep(wait or 0.0)
                 case other:

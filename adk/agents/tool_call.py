@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
 from adk.approvals import Answer, Approve, Ask, Pending, Reject, Reply, ToolResult
-from adk.callbacks.chain import run_after, run_before
+from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import APPROVALS, Approved, Decision, Deferred, Halted, Rejected, Replaced
-from adk.callbacks.registry import Callbacks, decided_by
+from adk.callbacks.registry import AFTER_TOOL, BEFORE_TOOL, Callbacks, decided_by
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Retry
 from adk.context import AgentContext, ToolContext, current_tool_call_var
 from adk.errors import ToolArgumentsError, ToolNotFoundError, ToolRetry, locate, where
@@ -139,9 +139,9 @@ async def call_tool(
                 pass
             case unreachable:
                 assert_never(unreachable)
-        if hooks.get("after_tool"):
+        if after := hooks.get("after_tool"):
             replaced: list[object] = []
-            result = await run_after(hooks, "after_tool", result, tctx, deciders=replaced)
+            result = await run_chain(after, AFTER_TOOL, result, tctx, deciders=replaced)
             for owner in replaced:
                 attempts.decided(Replaced(decided_by(owner, "after_tool"), f"tool:{tctx.tool.name}"))
         content, info = result_to_text(result), None
@@ -293,7 +293,8 @@ async def _before_tool(
     deciders: list[object] = []
     token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget's tool caps)
     try:
-        checked = await run_before(hooks, "before_tool", tctx, deciders=deciders)
+        checked: Cont[ToolContext] | Halt[Any] | Defer
+        checked = await run_chain(hooks.get("before_tool"), BEFORE_TOOL, tctx, deciders=deciders)
     finally:
         judging.reset(token)
     match checked:

@@ -1,6 +1,6 @@
 """Hooks and their families, and resolving callbacks into per-hook lists, once, at registration.
 
-A hook is declared by the module that owns it, as a `Hook`: its name, the chain that runs it
+A hook is declared by the module that owns it, as a `Hook` (hook.py): its name, the chain that runs it
 (`before`, `after`, `on_error` or `replace`) and what the values it hands back may be. The agent,
 model and tool hooks are declared here; adk.agui declares its translate hooks itself.
 
@@ -20,6 +20,7 @@ from types import MethodType, ModuleType, NoneType
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from adk.callbacks.base import Callback
+from adk.callbacks.hook import AFTER, BEFORE, ON_ERROR, REPLACE, Hook
 from adk.callbacks.results import Cont, Defer, Fallback, Halt, Raise, Retry
 from adk.callbacks.signatures import cannot_take, is_async
 from adk.errors import CallbackError, CallbackRegistrationError
@@ -27,11 +28,20 @@ from adk.events import LlmResponse, Message
 
 __all__ = [
     "AFTER",
+    "AFTER_AGENT",
+    "AFTER_MODEL",
+    "AFTER_TOOL",
     "BEFORE",
+    "BEFORE_AGENT",
+    "BEFORE_MODEL",
+    "BEFORE_TOOL",
     "CORE",
     "DECLARED",
     "HOOKS",
+    "ON_AGENT_ERROR",
     "ON_ERROR",
+    "ON_MODEL_ERROR",
+    "ON_TOOL_ERROR",
     "REPLACE",
     "Callbacks",
     "Hook",
@@ -46,139 +56,6 @@ __all__ = [
     "short_repr",
     "unknown_hook",
 ]
-
-BEFORE: Final = 0
-"""A `before` chain threads the context through `Cont`; a `Halt` answers."""
-AFTER: Final = 1
-"""An `after` chain folds a value: each hook gets the previous one's output."""
-ON_ERROR: Final = 2
-"""An `on_error` chain threads the error through `Raise`; a `Retry` or `Fallback` answers."""
-REPLACE: Final = 3
-"""A `replace` chain offers one value to each hook: None keeps it, anything else answers."""
-
-_CHAINS: Final = ("before", "after", "on_error", "replace")
-_PARAMETERS: Final = ("(ctx)", "(value, ctx)", "(error, ctx)", "(value, ctx)")
-
-_Types: TypeAlias = "type | tuple[type, ...]"
-
-
-class Hook:
-    """One hook: its name, the chain that runs it, and what the values it hands back may be.
-
-    `values` is what a `Halt` or `Fallback` may carry, or what an `after` or `replace` hook may
-    return: a type, a tuple of types, None for anything, or a function giving the types when they
-    live in an optional package that is imported only when the hook first answers. `allowed` says
-    the same in words, for error messages ("an LlmResponse").
-
-    `defer=True` lets a `before` hook answer `Defer(reason)` (`before_tool`: wait for approval).
-    Three options shape the run-level and agent-error hooks: `unary` calls the hook with one
-    argument (`after_run(ctx)`: a `replace` chain offered the context); `halt` lets an `after`
-    hook stop its fold with a `Halt` carrying one of these types, described in words
-    (`on_user_message`); `retry=False` refuses a `Retry` from an `on_error` hook (`on_agent_error`).
-    """
-
-    __slots__ = (
-        "_load",
-        "_types",
-        "allowed",
-        "anything",
-        "chain",
-        "defer",
-        "halt",
-        "name",
-        "plan",
-        "retry",
-        "unary",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        chain: Literal[0, 1, 2, 3],
-        values: _Types | Callable[[], _Types] | None = None,
-        allowed: str = "anything",
-        *,
-        unary: bool = False,
-        halt: tuple[_Types, str] | None = None,
-        retry: bool = True,
-        defer: bool = False,
-    ) -> None:
-        self.name = name
-        self.chain = chain
-        self.allowed = allowed
-        self.unary = unary or chain == BEFORE
-        """Whether the hook is called with one argument, `(ctx)`."""
-        self.halt = halt
-        """For an `after` hook that may stop its fold: what the `Halt` may carry, and in words."""
-        self.retry = retry
-        """For an `on_error` hook: whether it may answer `Retry`."""
-        self.defer = defer
-        """For a `before` hook: whether it may answer `Defer` (wait for a person's approval)."""
-        self._load: Callable[[], _Types] | None = None
-        self._types: tuple[type, ...] | None = None
-        if isinstance(values, type):
-            self._types = (values,)
-        elif isinstance(values, tuple):
-            self._types = values
-        elif values is not None:
-            self._load = values
-        self.anything = values is None
-        """Whether any value may be handed back."""
-        self.plan: tuple[bool, bool, bool, bool, type | None, bool, bool] = self._plan()
-        """What the chain loop reads before it starts: `(before, after, on_error, replace, exact,
-        anything, unary)`, where `exact` is the type most values have, tested with `type(x) is exact`."""
-
-    def _plan(self) -> tuple[bool, bool, bool, bool, type | None, bool, bool]:
-        chain, exact = self.chain, self._types[0] if self._types else None
-        return (
-            chain == BEFORE,
-            chain == AFTER,
-            chain == ON_ERROR,
-            chain == REPLACE,
-            exact,
-            self.anything,
-            self.unary,
-        )
-
-    @property
-    def parameters(self) -> str:
-        """What the hook is called with, in words: `(ctx)` or `(value, ctx)`."""
-        return "(ctx)" if self.unary else _PARAMETERS[self.chain]
-
-    @property
-    def arity(self) -> int:
-        """How many positional arguments the hook is called with."""
-        return 1 if self.unary else 2
-
-    @property
-    def answers(self) -> str:
-        """The results a `before` or `on_error` hook may return, in words."""
-        if self.chain == BEFORE:
-            return "Cont, Halt or Defer" if self.defer else "Cont or Halt"
-        return "Retry, Fallback or Raise" if self.retry else "Fallback or Raise"
-
-    def fits(self, value: object) -> bool:
-        """Whether `value` may be handed back as this hook's value."""
-        if self._load is not None:
-            loaded = self._load()
-            self._types = loaded if isinstance(loaded, tuple) else (loaded,)
-            self._load = None
-            self.plan = self._plan()
-        return self._types is None or isinstance(value, self._types)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Hook) and (other.name, other.chain, other.allowed) == (
-            self.name,
-            self.chain,
-            self.allowed,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.chain))
-
-    def __repr__(self) -> str:
-        return f"Hook({self.name!r}, {_CHAINS[self.chain]}, {self.allowed!r})"
-
 
 _declared: dict[str, Hook] = {}
 DECLARED: Final[Mapping[str, Hook]] = _declared
@@ -296,7 +173,17 @@ def _misspelt(name: str) -> str | None:
     return close[0] if close else None
 
 
-CORE: Final = declare_hooks(
+(
+    BEFORE_AGENT,
+    AFTER_AGENT,
+    BEFORE_MODEL,
+    AFTER_MODEL,
+    ON_MODEL_ERROR,
+    BEFORE_TOOL,
+    AFTER_TOOL,
+    ON_TOOL_ERROR,
+    ON_AGENT_ERROR,
+) = CORE = declare_hooks(
     Hook("before_agent", BEFORE, (Message, str), "a Message or str"),
     Hook("after_agent", AFTER, (Message, NoneType), "a Message or None"),
     Hook("before_model", BEFORE, LlmResponse, "an LlmResponse"),
@@ -307,7 +194,9 @@ CORE: Final = declare_hooks(
     Hook("on_tool_error", ON_ERROR),
     Hook("on_agent_error", ON_ERROR, (Message, str), "a Message or str", retry=False),
 )
-"""The agent, model and tool hooks, with what each may hand back (docs/callbacks.md)."""
+"""The agent, model and tool hooks, with what each may hand back (docs/callbacks.md). The agents
+run their chains with `run_chain(callbacks.get(name), HOOK, ...)`: the implementations they looked
+up to know whether a hook has any, and no door to look them up again."""
 
 HOOKS: Final[tuple[HookName, ...]] = get_args(HookName)
 
