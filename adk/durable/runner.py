@@ -9,9 +9,10 @@ worker that comes back with the same executor id recovers the runs its predecess
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from adk.agents.base import BaseAgent
 from adk.approvals import Answer
@@ -119,7 +120,9 @@ class DurableRunner:
         name: str | None = None,
         concurrency: int | None = None,
         worker_concurrency: int | None = None,
+        rate_limit: tuple[int, float] | None = None,
     ) -> None:
+        limiter = _limiter(rate_limit)  # checked before anything is registered
         self.agent = make_durable(agent)
         self.session_service = session_service
         self.callbacks = durable_callbacks(Callbacks.of(callbacks))
@@ -129,7 +132,7 @@ class DurableRunner:
         self._listeners: dict[str, asyncio.Queue[Event]] = {}
         """The in-process consumers of `run`, by workflow id: a recovered run has none."""
         self._workflow, self._answer = FLEET.add(self)
-        self._limits = (concurrency, worker_concurrency)
+        self._limits = (concurrency, worker_concurrency, limiter)
 
     async def register_queue(self) -> None:
         """Register the runner's queue in the system database (`launch` does it, once DBOS is up)."""
@@ -139,6 +142,7 @@ class DurableRunner:
             self.queue,
             global_concurrency=self._limits[0],
             worker_concurrency=self._limits[1],
+            limiter=self._limits[2],
             partition_concurrency=1,  # one run at a time per session, across the fleet
             polling_interval_sec=0.05,
         )
@@ -307,6 +311,13 @@ def enqueue_options(
     }
 
 
+class _RateLimit(TypedDict):
+    """DBOS's `QueueRateLimit`: at most `limit` runs started per `period` seconds."""
+
+    limit: int
+    period: float
+
+
 @dataclass(frozen=True, slots=True)
 class _Answers:
     """What an answer workflow is given: the paused invocation, the id of the event it paused
@@ -332,6 +343,20 @@ async def _relay(listener: asyncio.Queue[Event], result: Awaitable[Any]) -> Asyn
         else:
             yield listener.get_nowait()
     await done
+
+
+def _limiter(rate_limit: tuple[int, float] | None) -> _RateLimit | None:
+    """DBOS's limiter for `rate_limit` (runs, seconds): at most that many runs started in any
+    window of that many seconds, across the fleet; a `ValueError` naming it when it is not one."""
+    if rate_limit is None:
+        return None
+    match rate_limit:
+        case (int() as runs, int() | float() as seconds) if runs >= 1 and 0 < seconds < math.inf:
+            return {"limit": runs, "period": float(seconds)}
+    raise ValueError(
+        f"DurableRunner: rate_limit must be (runs, seconds), runs a whole number 1 or more and "
+        f"seconds more than 0 (at most that many runs started per that many seconds), not {rate_limit!r}"
+    )
 
 
 def _message(message: str | Message) -> Message:

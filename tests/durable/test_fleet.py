@@ -15,13 +15,12 @@ import pytest
 
 pytest.importorskip("dbos")
 
-import sqlalchemy as sa
 from dbos import DBOSClient
 
-from adk.durable.runner import enqueue_options, workflow_id
-from adk.events import Event, Message
+from adk.durable.runner import workflow_id
+from adk.events import Event
 from adk.sessions.postgres import PostgresSessionService
-from tests.durable._fleet import WAIT, Worker, database
+from tests.durable._fleet import WAIT, Worker, database, enqueue
 from tests.durable.test_crash import _plain, _shape
 
 WORKERS = 4
@@ -34,23 +33,6 @@ CONCURRENCY = 8
 def _run(session: int, run: int) -> tuple[str, str, str]:
     """Run `run` of session `session`: its session, invocation and note (what its user says)."""
     return f"s{session}", f"inv{session}.{run}", f"n{session}.{run}"
-
-
-def _enqueue_all(url: str) -> None:
-    """Enqueue every run in one transaction, round by round (every session's first run, then
-    every session's second, ...), from a process without the agent."""
-    client = DBOSClient(system_database_url=url)
-    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-    try:
-        with engine.begin() as conn:
-            for run in range(RUNS):
-                for session in range(SESSIONS):
-                    sid, inv, note = _run(session, run)
-                    options = enqueue_options("crash", "u", sid, inv)
-                    client.enqueue_in_transaction(conn, options, "crash", "u", sid, Message.user(note), inv)
-    finally:
-        engine.dispose()
-        client.destroy()
 
 
 async def _ended(url: str) -> tuple[list[Any], dict[str, list[Event]]]:
@@ -103,7 +85,7 @@ def test_four_workers_run_a_thousand_queued_runs_never_more_than_eight_at_once(t
                 workers.append(Worker(url, f"w{n}", env, "--concurrency", str(CONCURRENCY)))
             for n, worker in enumerate(workers):
                 worker.until(f"adk worker w{n}: taking runs")
-            _enqueue_all(url)
+            enqueue(url, [_run(s, r) for r in range(RUNS) for s in range(SESSIONS)])  # round by round
             statuses, sessions = asyncio.run(_ended(url))
         finally:
             for worker in workers:
