@@ -139,6 +139,20 @@ class Adk:
         self._close()
 
 
+class Served(Adk):
+    """An `adk serve crash_agent.py --durable` process (or `adk web`), listening once made."""
+
+    def __init__(self, url: str, env: dict[str, str], command: str = "serve") -> None:
+        self.port = free_port()
+        arguments = [command, str(AGENT), "--durable", "--sessions", url, "--system-database", url]
+        super().__init__([*arguments, "--port", str(self.port)], env)
+        self.until("INFO:     Uvicorn running")  # listening now
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+
 class Worker(Adk):
     """An `adk worker` process for `crash_agent.py`."""
 

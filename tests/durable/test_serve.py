@@ -1,0 +1,106 @@
+"""`adk serve --durable` and `adk web --durable` as a client sees them: a run that pauses for
+approval is answered through an AG-UI request (a resume entry, as for a plain run) and finished
+on a worker, the client seeing what a plain server would show."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dbos")
+pytest.importorskip("ag_ui")
+
+import httpx
+from dbos import DBOSClient
+
+from adk.agui import create_app
+from adk.events import Event
+from adk.runner import Runner
+from adk.sessions.postgres import PostgresSessionService
+from adk.web import create_web_app
+from tests.agui.support import serving, stable_ids
+from tests.durable import crash_agent
+from tests.durable._fleet import WAIT, Served, Worker, database
+
+ASK = {"threadId": "s0", "runId": "r1", "messages": [{"id": "m", "role": "user", "content": "n0"}]}
+ANSWER = {
+    **ASK,
+    "runId": "r2",
+    "resume": [{"interruptId": "call-1", "status": "resolved", "payload": {"approved": True}}],
+}
+PATHS = {"serve": "", "web": "agui"}
+
+
+def post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """POST a RunAgentInput and read its whole SSE stream: its events."""
+    with (
+        httpx.Client(timeout=WAIT) as client,
+        client.stream(
+            "POST", url, json=body, headers={"accept": "text/event-stream", **(headers or {})}
+        ) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        return [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+
+
+def _seen(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a client is shown, its minted ids made stable; a whole adk event (`adk web`'s CUSTOM
+    `adk.event`) as its kind only (its id and times are the run's own)."""
+    shown = [{"adk.event": e["value"]["object"]} if e.get("name") == "adk.event" else e for e in events]
+    return stable_ids(shown)
+
+
+def _plain(command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[list[dict[str, Any]]]:
+    """The same two requests to a plain server of the same agent (in memory, in this process)."""
+    monkeypatch.setenv("ADK_TEST_COUNTER", str(tmp_path / "plain-effects"))
+    runner = Runner(crash_agent.make("approval"))
+    app = create_web_app(runner) if command == "web" else create_app(runner, path="/agui")
+    with serving(app) as url:
+        return [post(url, ASK), post(url, ANSWER)]
+
+
+@pytest.mark.parametrize("command", ["serve", "web"])
+def test_a_durable_run_paused_for_approval_is_answered_through_agui(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = tmp_path / "effects"
+    env = {"ADK_TEST_COUNTER": str(counter), "ADK_TEST_SHAPE": "approval"}
+    with database() as url:
+        worker = Worker(url, "w1", env)
+        served: Served | None = None
+        client = DBOSClient(system_database_url=url)
+        try:
+            worker.until("adk worker w1: taking runs")
+            served = Served(url, env, command)
+            asked = post(served.url + PATHS[command], ASK)
+            answered = post(served.url + PATHS[command], ANSWER)
+            ran_on = [(w.name, w.executor_id) for w in client.list_workflows(sort_desc=False)]
+        finally:
+            client.destroy()
+            if served is not None:
+                served.stop()
+            worker.stop()
+        stored = asyncio.run(_stored(url))
+    plain = _plain(command, monkeypatch, tmp_path)
+    assert [_seen(asked), _seen(answered)] == [_seen(run) for run in plain]
+    assert asked[-1]["outcome"]["type"] == "interrupt"
+    assert [e["type"] for e in answered if e["type"].startswith("TOOL_CALL")] == ["TOOL_CALL_RESULT"]
+    assert ran_on == [("adk.run", "w1"), ("adk.answer", "w1")]  # the worker ran both, not the server
+    assert counter.read_text().splitlines() == ["n0"]  # the approved call ran once
+    if command == "web":  # each stored event reached the page whole, once
+        whole = [e["value"]["id"] for e in asked + answered if e.get("name") == "adk.event"]
+        assert whole == [e.id for e in stored]
+
+
+async def _stored(url: str, user: str = "anonymous", session: str = "s0") -> list[Event]:
+    store = PostgresSessionService(url)
+    try:
+        found = await store.get(user, session)
+        assert found is not None
+        return found.events
+    finally:
+        await store.close()
