@@ -27,6 +27,7 @@ from adk.events import Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
 from adk.recovery.attempts import sleep
 from adk.runner import Runner
+from adk.runner_start import ENDED
 from adk.sessions.base import SessionService, read_from_horizon
 
 if TYPE_CHECKING:
@@ -77,16 +78,16 @@ class RunHandle:
 
     async def events(self, after: str | None = None) -> list[Event]:
         """The run's events stored so far in the session (the product's record), from the one
-        after the event `after` (by default, from the run's first)."""
+        after the event `after` (by default, from the run's first) to the one that ends it (a
+        paused invocation's answers are runs of their own)."""
         session = await self.runner.session_service.get(self.user_id, self.session_id)
         found = session.events if session is not None else []
-        start = after or self.since
-        if start is not None:
-            ids = [e.id for e in found]
-            if start not in ids:
-                raise ValueError(f"run {self.workflow_id}: no event {start!r} in session {self.session_id!r}")
-            found = found[ids.index(start) + 1 :]
-        return [e for e in found if e.invocation_id == self.invocation_id]
+        if self.since is not None:
+            found = found[_index(found, self.since, self) + 1 :]
+        ran = [e for e in found if e.invocation_id == self.invocation_id]
+        ended = next((i for i, e in enumerate(ran) if e.object in ENDED), len(ran))
+        ran = ran[: ended + 1]
+        return ran if after is None else ran[_index(ran, after, self) + 1 :]
 
     async def follow(self, after: str | None = None, *, poll: float = 0.1) -> AsyncGenerator[Event, None]:
         """The run's events as whichever worker runs it stores them, until it ends: from the one
@@ -285,6 +286,20 @@ class DurableRunner:
         since = args[5].since if len(args) > 5 else None
         return RunHandle(options["workflow_id"], args[4], user_id, session_id, self, since)
 
+    async def continued(self, user_id: str, session_id: str, after: str) -> tuple[RunHandle, list[Event]]:
+        """The run that stored the session's event `after`, for a client that reconnects: its
+        handle, and its events up to that one. `LookupError` naming it if the session has none."""
+        session = await self.session_service.get(user_id, session_id)
+        found = session.events if session is not None else []
+        at = next((i for i, e in enumerate(found) if e.id == after), None)
+        if at is None:
+            raise LookupError(f"no event {after!r} in session {session_id!r}")
+        inv = found[at].invocation_id
+        paused = [e.id for e in found[:at] if e.invocation_id == inv and e.object == ObjectType.RUNNER_PAUSED]
+        handle = self.handle(user_id, session_id, inv, since=paused[-1] if paused else None)  # the answer's
+        seen = await handle.events()
+        return handle, seen[: _index(seen, after, handle) + 1]
+
     def handle(
         self, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
     ) -> RunHandle:
@@ -316,6 +331,14 @@ class _RateLimit(TypedDict):
 
     limit: int
     period: float
+
+
+def _index(events: list[Event], event_id: str, run: RunHandle) -> int:
+    """Where the event `event_id` is among `events`; `LookupError` naming it if it is not."""
+    for i, event in enumerate(events):
+        if event.id == event_id:
+            return i
+    raise LookupError(f"no event {event_id!r} of run {run.workflow_id} in session {run.session_id!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,3 +73,11 @@ class QueuedRunner(Runner):
         )
         async for event in handle.follow(poll=self.poll):
             yield event
+
+    async def continued(
+        self, user_id: str, session_id: str, after: str
+    ) -> tuple[list[Event], AsyncGenerator[Event, None]]:
+        """For a client that reconnects (adk.agui.resume): the run of the session's event `after`,
+        its events up to that one and the rest as they are stored, whichever worker runs it."""
+        handle, seen = await self.durable.continued(user_id, session_id, after)
+        return seen, handle.follow(after, poll=self.poll)

@@ -1,6 +1,7 @@
 """`adk serve --durable` and `adk web --durable` as a client sees them: a run that pauses for
 approval is answered through an AG-UI request (a resume entry, as for a plain run) and finished
-on a worker, the client seeing what a plain server would show."""
+on a worker, the client seeing what a plain server would show; a client that reconnects after
+its worker crashed continues from the last event it saw (`Last-Event-ID`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from adk.events import Event
 from adk.runner import Runner
 from adk.sessions.postgres import PostgresSessionService
 from adk.web import create_web_app
-from tests.agui.support import serving, stable_ids
+from tests.agui.support import serving, sse_messages, stable_ids
 from tests.durable import crash_agent
 from tests.durable._fleet import WAIT, Served, Worker, database
 
@@ -104,3 +105,57 @@ async def _stored(url: str, user: str = "anonymous", session: str = "s0") -> lis
         return found.events
     finally:
         await store.close()
+
+
+def _follow(url: str, body: dict[str, Any], after: str | None = None, until: str | None = None) -> list[Any]:
+    """POST `body` (continuing from the event `after`) and read its SSE messages, until one
+    whose event is of type `until` (the client then goes away) or the stream's end."""
+    headers = {"accept": "text/event-stream", **({"last-event-id": after} if after else {})}
+    read: list[tuple[str | None, dict[str, Any]]] = []
+    with (
+        httpx.Client(timeout=WAIT) as client,
+        client.stream("POST", url, json=body, headers=headers) as response,
+    ):
+        assert response.status_code == 200, response.read()
+        for message in sse_messages(response):
+            read.append(message)
+            if message[1].get("type") == until:
+                break
+    return read
+
+
+def test_a_client_of_adk_serve_durable_continues_from_the_last_event_it_saw_after_a_worker_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client follows the run until its tool's result and goes away while the worker is in
+    the next model call; the worker is SIGKILLed and restarted; the client posts the run again
+    with `Last-Event-ID`: the id it saw last. It is shown the rest, and each stored event once."""
+    env = {"ADK_TEST_COUNTER": str(tmp_path / "effects")}
+    with database() as url:
+        first = Worker(url, "w1", {**env, "ADK_TEST_BLOCK": "model2"})
+        again: Worker | None = None
+        served: Served | None = None
+        try:
+            first.until("adk worker w1: taking runs")
+            served = Served(url, env)
+            before = _follow(served.url, ASK, until="TOOL_CALL_RESULT")
+            first.until("BLOCKED model2")
+            first.kill()
+            again = Worker(url, "w1", env)
+            last = [i for i, _ in before if i is not None][-1]
+            after = _follow(served.url, ASK, after=last)
+        finally:
+            if served is not None:
+                served.stop()
+            first.stop()
+            if again is not None:
+                again.stop()
+        stored = asyncio.run(_stored(url))
+    monkeypatch.setenv("ADK_TEST_COUNTER", str(tmp_path / "plain-effects"))
+    with serving(create_app(Runner(crash_agent.make("crash")), path="/agui")) as plain_url:
+        plain = post(plain_url, ASK)
+    ids = [i for i, _ in before + after if i is not None]
+    assert ids == [e.id for e in stored]  # every stored event, once, in order
+    shown = [e for _, e in before if e], [e for _, e in after if e]  # the id-only messages left out
+    assert [e["type"] for e in shown[1][:2]] == ["RUN_STARTED", "STATE_SNAPSHOT"]  # a stream of its own
+    assert _seen(shown[0] + shown[1][2:]) == _seen(plain)  # the rest of what a plain server shows
