@@ -80,12 +80,14 @@ def test_a_durable_run_paused_for_approval_is_answered_through_agui(
             asked = post(served.url + PATHS[command], ASK)
             answered = post(served.url + PATHS[command], ANSWER)
             ran_on = [(w.name, w.executor_id) for w in client.list_workflows(sort_desc=False)]
+            stored = asyncio.run(_stored(url))
+            if command == "serve":
+                _reconnect_to_the_ended_runs(served.url, stored)
         finally:
             client.destroy()
             if served is not None:
                 served.stop()
             worker.stop()
-        stored = asyncio.run(_stored(url))
     plain = _plain(command, monkeypatch, tmp_path)
     assert [_seen(asked), _seen(answered)] == [_seen(run) for run in plain]
     assert asked[-1]["outcome"]["type"] == "interrupt"
@@ -95,6 +97,32 @@ def test_a_durable_run_paused_for_approval_is_answered_through_agui(
     if command == "web":  # each stored event reached the page whole, once
         whole = [e["value"]["id"] for e in asked + answered if e.get("name") == "adk.event"]
         assert whole == [e.id for e in stored]
+
+
+def _reconnect_to_the_ended_runs(url: str, stored: list[Event]) -> None:
+    """Clients that reconnect to the runs once they ended: from the approval request, the pause
+    still carries its interrupt (the request was seen: it primes the translator); from a run's
+    last event, its end alone, no event again; from an event the thread lacks, 422."""
+    request = next(e.id for e in stored if e.object == "tool.approval_request")
+    from_request = _follow(url, ASK, after=request)
+    assert [(i, e["type"]) for i, e in from_request] == [
+        (None, "RUN_STARTED"),
+        (None, "STATE_SNAPSHOT"),
+        (stored[3].id, "RUN_FINISHED"),  # the pause, stored after the request
+    ]
+    assert str(stored[3].object) == "runner.paused"
+    assert from_request[-1][1]["outcome"]["interrupts"][0]["toolCallId"] == "call-1"
+    from_end = _follow(url, ANSWER, after=stored[-1].id)
+    assert [(i, e["type"], e.get("outcome")) for i, e in from_end] == [
+        (None, "RUN_STARTED", None),
+        (None, "STATE_SNAPSHOT", None),
+        (None, "RUN_FINISHED", None),  # a success, sent again without the completion's id
+    ]
+    refused = httpx.post(url, json=ANSWER, headers={"last-event-id": "nope"}, timeout=WAIT)
+    assert (refused.status_code, refused.json()) == (
+        422,
+        {"detail": "Last-Event-ID: no event 'nope' in session 's0'"},
+    )
 
 
 async def _stored(url: str, user: str = "anonymous", session: str = "s0") -> list[Event]:
