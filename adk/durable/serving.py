@@ -50,13 +50,13 @@ class QueuedRunner(Runner):
         client_tools: Sequence[ToolDeclaration] = (),
         timeout: float | None = None,  # noqa: ASYNC109 (Runner.run's option, refused here)
     ) -> AsyncGenerator[Event, None]:
-        """Submit the run (or the answers to the session's paused run) and follow its events.
-        `stream` is ignored (a worker's partial chunks are not stored); the other per-run options
-        are refused by name, since a queued run does not take them."""
+        """Submit the run (or the answers to the session's paused run), with the caller's
+        `state_delta`, and follow its events. `stream` is ignored (a worker's partial chunks are
+        not stored); the other per-run options are refused by name, since a queued run does not
+        take them."""
         asked = {
             "callbacks": bool(callbacks),
             "agent": agent is not None,
-            "state_delta": bool(state_delta),
             "client_tools": bool(client_tools),
             "timeout": timeout is not None,
         }
@@ -70,6 +70,7 @@ class QueuedRunner(Runner):
             invocation_id=invocation_id,
             approvals=approvals,
             tool_results=tool_results,
+            state_delta=state_delta,
         )
         async for event in handle.follow(poll=self.poll):
             yield event

@@ -27,11 +27,17 @@ from tests.agui.support import serving, sse_messages, stable_ids
 from tests.durable import crash_agent
 from tests.durable._fleet import WAIT, Served, Worker, database
 
-ASK = {"threadId": "s0", "runId": "r1", "messages": [{"id": "m", "role": "user", "content": "n0"}]}
+ASK = {
+    "threadId": "s0",
+    "runId": "r1",
+    "messages": [{"id": "m", "role": "user", "content": "n0"}],
+    "state": {"theme": "dark"},  # the client's state: a change to the session's, stored first
+}
 ANSWER = {
     **ASK,
     "runId": "r2",
     "resume": [{"interruptId": "call-1", "status": "resolved", "payload": {"approved": True}}],
+    "state": {"theme": "light"},
 }
 PATHS = {"serve": "", "web": "agui"}
 
@@ -94,6 +100,10 @@ def test_a_durable_run_paused_for_approval_is_answered_through_agui(
     assert [e["type"] for e in answered if e["type"].startswith("TOOL_CALL")] == ["TOOL_CALL_RESULT"]
     assert ran_on == [("adk.run", "w1"), ("adk.answer", "w1")]  # the worker ran both, not the server
     assert counter.read_text().splitlines() == ["n0"]  # the approved call ran once
+    assert [e.actions.state_delta for e in stored if e.actions.state_delta] == [
+        {"theme": "dark"},  # with the user's message
+        {"theme": "light"},  # a state update before the answered call
+    ]
     if command == "web":  # each stored event reached the page whole, once
         whole = [e["value"]["id"] for e in asked + answered if e.get("name") == "adk.event"]
         assert whole == [e.id for e in stored]
