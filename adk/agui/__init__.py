@@ -16,8 +16,9 @@ server is made, so importing this package (and `adk`) stays cheap without them.
 
 Where each part lives: `hooks` (the translate hooks and their context), `translate` (the
 translator), `request` (a request read and checked, who sent it, what it answers), `checks` (ids
-and the client's state), `endpoint` (the ASGI endpoint and its streaming), `server`
-(`create_app`, `serve`).
+and the client's state), `endpoint` (the ASGI endpoint and its streaming), `resume` (SSE ids,
+and continuing a run for a client that reconnects with `Last-Event-ID`), `server` (`create_app`,
+`serve`).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ streams the run's AG-UI events as server-sent events, noticing at once a client 
 
 A client that goes away cancels its run. A request for a thread still held by a run whose client
 left waits, up to `reconnect_wait` s, for that run to stop, rather than being refused as busy.
+A request with `Last-Event-ID` continues the run of that event, if the runner can (adk.agui.resume).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from adk.agui.checks import client_state_delta
 from adk.agui.hooks import TranslateContext
 from adk.agui.request import Answers, answers_of, client_tools, parse_body, read_body
+from adk.agui.resume import Continues, prime, sse
 from adk.agui.translate import AguiTranslator
 from adk.callbacks.registry import Callbacks
 from adk.errors import RequestRefused, SessionBusyError
@@ -77,6 +79,8 @@ class _Checked:
     """The user's text, or the answers to the calls the thread's paused run waits for."""
     state_delta: dict[str, Any]
     tools: tuple[ToolDeclaration, ...]
+    continued: tuple[list[Event], AsyncGenerator[Event, None]] | None = None
+    """For a client that reconnects (`Last-Event-ID`): the events it was shown, and the rest."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -127,12 +131,31 @@ class Endpoint:
             )
         user_id = await user_of(self.identity, request)
         run, answer = parse_body(await read_body(request.headers, receive, self.max_body))
+        after = request.headers.get("last-event-id")
+        if after:  # it was asked before: it is continued, not checked again
+            return _Checked(run, user_id, "", {}, (), await self._continued(user_id, run.thread_id, after))
         # What it checks (the state, the paused run's calls) is after the horizon: a long thread
         # costs no more to check than a new one.
         session = await read_from_horizon(self.runner.session_service, user_id, run.thread_id)
         message = answers_of(answer, run.resume or (), session)
         tools = client_tools(run)
         return _Checked(run, user_id, message, self._state_delta(run, session), tools)
+
+    async def _continued(
+        self, user_id: str, thread_id: str, after: str
+    ) -> tuple[list[Event], AsyncGenerator[Event, None]]:
+        """The run of the thread's event `after`, for a client that reconnects: 409 from a runner
+        that stops a run when its client goes away, 422 for an event the thread does not have."""
+        if not isinstance(self.runner, Continues):
+            raise RequestRefused(
+                409,
+                "Last-Event-ID: this server stops a run when its client goes away, so it has none to"
+                " continue (adk serve --durable does); send the request without it for a new run",
+            )
+        try:
+            return await self.runner.continued(user_id, thread_id, after)
+        except LookupError as e:
+            raise RequestRefused(422, f"Last-Event-ID: {e}") from None
 
     def _state_delta(self, run: RunAgentInput, session: Session | None) -> dict[str, Any]:
         """The keys of the client's state that differ from the session's (None deletes a key);
@@ -172,33 +195,37 @@ class Endpoint:
         from ag_ui.encoder import EventEncoder
 
         encode = EventEncoder().encode
-
-        def sse(out: list[BaseEvent]) -> bytes:
-            return "".join(map(encode, out)).encode()
-
         own = Callbacks.of(self.run_callbacks()) if self.run_callbacks is not None else None
         translator = self._translator(checked, own)
         events: AsyncGenerator[Event, None] | None = None
+        last: Event | None = None
         try:
-            yield sse(await translator.start())
-            events, first = await self._begin(checked.key, self._starter(checked, own), served)
-            # its state, with the client's changes
-            session = await read_from_horizon(self.runner.session_service, *checked.key)
-            out = await translator.snapshot(session.state if session is not None else {})
-            out += await translator.translate(first)
+            yield sse(encode, await translator.start())
+            if checked.continued is None:
+                events, last = await self._begin(checked.key, self._starter(checked, own), served)
+                out = await self._snapshot(checked, translator) + await translator.translate(last)
+            else:  # the events the client was shown are not sent again
+                seen, events = checked.continued
+                ended = await prime(translator, seen)
+                out = await self._snapshot(checked, translator) + ended
             while not translator.done:
-                yield sse(out)
-                out = await _next(translator, events)
+                yield sse(encode, out, last)
+                out, last = await _next(translator, events)
         except Exception as error:
             log.warning("AG-UI run %s ended with an error", checked.run.run_id, exc_info=True)
-            out = await translator.fail(error)
+            out, last = await translator.fail(error), None
         finally:
             if events is not None:
                 await events.aclose()
         # The last events go out once the run has let go of the thread, so that a client that
         # sends its next request at once finds it free.
         if out:
-            yield sse(out)
+            yield sse(encode, out, last)
+
+    async def _snapshot(self, checked: _Checked, translator: AguiTranslator) -> list[BaseEvent]:
+        """STATE_SNAPSHOT of the thread's state as it is now (with the client's changes)."""
+        session = await read_from_horizon(self.runner.session_service, *checked.key)
+        return await translator.snapshot(session.state if session is not None else {})
 
     def _translator(self, checked: _Checked, own: Callbacks | None) -> AguiTranslator:
         """The run's translator, with the app's translate callbacks and the run's own."""
@@ -262,13 +289,15 @@ async def _pump(chunks: AsyncGenerator[bytes, None], send: Send) -> None:
         await chunks.aclose()
 
 
-async def _next(translator: AguiTranslator, events: AsyncGenerator[Event, None]) -> list[BaseEvent]:
-    """The AG-UI events for the run's next event; those that end it if it stopped without an end."""
+async def _next(
+    translator: AguiTranslator, events: AsyncGenerator[Event, None]
+) -> tuple[list[BaseEvent], Event | None]:
+    """The run's next event and its AG-UI events; those that end it if it stopped without an end."""
     try:
         event = await anext(events)
     except StopAsyncIteration:
-        return await translator.finish()
-    return await translator.translate(event)
+        return await translator.finish(), None
+    return await translator.translate(event), event
 
 
 async def _disconnected(receive: Receive) -> None:

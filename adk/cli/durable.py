@@ -39,6 +39,7 @@ def work(args: argparse.Namespace, display: Display) -> int:
         args.executor_id,
         args.concurrency,
         args.worker_concurrency,
+        rate_limit=args.rate_limit,
         recover=tuple(args.recover),
     )
 

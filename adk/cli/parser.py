@@ -185,6 +185,12 @@ def _worker(commands: _Commands) -> None:
         "--worker-concurrency", type=_count, help="runs at once in this worker (default: no limit)"
     )
     worker.add_argument(
+        "--rate-limit",
+        type=_rate,
+        metavar="RUNS/SECONDS",
+        help="at most RUNS runs started per SECONDS across the fleet, e.g. 100/60 (default: no limit)",
+    )
+    worker.add_argument(
         "--recover",
         action="append",
         default=[],
@@ -199,6 +205,21 @@ def _count(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more, not {text!r}")
     return int(text)
+
+
+def _rate(text: str) -> tuple[int, float]:
+    """An argparse type: RUNS/SECONDS, a whole number 1 or more over a number of seconds above 0."""
+    runs, _, seconds = text.partition("/")
+    try:
+        period = float(seconds)
+    except ValueError:
+        period = math.nan
+    if not runs.isdigit() or int(runs) < 1 or not 0 < period < math.inf:
+        raise argparse.ArgumentTypeError(
+            f"expected RUNS/SECONDS (e.g. 100/60: at most 100 runs started per 60 seconds), "
+            f"RUNS a whole number 1 or more and SECONDS more than 0, not {text!r}"
+        )
+    return int(runs), period
 
 
 def _served(p: argparse.ArgumentParser) -> None:

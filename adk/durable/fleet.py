@@ -56,11 +56,18 @@ class Fleet:
 FLEET = Fleet()
 
 
-async def _run(name: str, user_id: str, session_id: str, message: Message, invocation_id: str) -> str:
+async def _run(
+    name: str,
+    user_id: str,
+    session_id: str,
+    message: Message,
+    invocation_id: str,
+    state_delta: dict[str, Any] | None = None,
+) -> str:
     runner = FLEET.runners.get(name)
     if runner is None:
         return await FLEET.unknown(name, user_id, session_id, invocation_id)
-    return await runner.execute(user_id, session_id, message, invocation_id, None)
+    return await runner.execute(user_id, session_id, message, invocation_id, None, state_delta)
 
 
 async def _answer(

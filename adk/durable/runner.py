@@ -9,9 +9,10 @@ worker that comes back with the same executor id recovers the runs its predecess
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from adk.agents.base import BaseAgent
 from adk.approvals import Answer
@@ -26,6 +27,7 @@ from adk.events import Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
 from adk.recovery.attempts import sleep
 from adk.runner import Runner
+from adk.runner_start import ENDED
 from adk.sessions.base import SessionService, read_from_horizon
 
 if TYPE_CHECKING:
@@ -76,16 +78,16 @@ class RunHandle:
 
     async def events(self, after: str | None = None) -> list[Event]:
         """The run's events stored so far in the session (the product's record), from the one
-        after the event `after` (by default, from the run's first)."""
+        after the event `after` (by default, from the run's first) to the one that ends it (a
+        paused invocation's answers are runs of their own)."""
         session = await self.runner.session_service.get(self.user_id, self.session_id)
         found = session.events if session is not None else []
-        start = after or self.since
-        if start is not None:
-            ids = [e.id for e in found]
-            if start not in ids:
-                raise ValueError(f"run {self.workflow_id}: no event {start!r} in session {self.session_id!r}")
-            found = found[ids.index(start) + 1 :]
-        return [e for e in found if e.invocation_id == self.invocation_id]
+        if self.since is not None:
+            found = found[_index(found, self.since, self) + 1 :]
+        ran = [e for e in found if e.invocation_id == self.invocation_id]
+        ended = next((i for i, e in enumerate(ran) if e.object in ENDED), len(ran))
+        ran = ran[: ended + 1]
+        return ran if after is None else ran[_index(ran, after, self) + 1 :]
 
     async def follow(self, after: str | None = None, *, poll: float = 0.1) -> AsyncGenerator[Event, None]:
         """The run's events as whichever worker runs it stores them, until it ends: from the one
@@ -119,7 +121,9 @@ class DurableRunner:
         name: str | None = None,
         concurrency: int | None = None,
         worker_concurrency: int | None = None,
+        rate_limit: tuple[int, float] | None = None,
     ) -> None:
+        limiter = _limiter(rate_limit)  # checked before anything is registered
         self.agent = make_durable(agent)
         self.session_service = session_service
         self.callbacks = durable_callbacks(Callbacks.of(callbacks))
@@ -129,7 +133,7 @@ class DurableRunner:
         self._listeners: dict[str, asyncio.Queue[Event]] = {}
         """The in-process consumers of `run`, by workflow id: a recovered run has none."""
         self._workflow, self._answer = FLEET.add(self)
-        self._limits = (concurrency, worker_concurrency)
+        self._limits = (concurrency, worker_concurrency, limiter)
 
     async def register_queue(self) -> None:
         """Register the runner's queue in the system database (`launch` does it, once DBOS is up)."""
@@ -139,6 +143,7 @@ class DurableRunner:
             self.queue,
             global_concurrency=self._limits[0],
             worker_concurrency=self._limits[1],
+            limiter=self._limits[2],
             partition_concurrency=1,  # one run at a time per session, across the fleet
             polling_interval_sec=0.05,
         )
@@ -164,10 +169,11 @@ class DurableRunner:
         message: Message,
         invocation_id: str,
         answers: _Answers | None = None,
+        state_delta: dict[str, Any] | None = None,
     ) -> str:
         """A workflow's body (adk/durable/fleet.py): the invocation, run (or, on recovery, run
-        again over its record); or, with `answers`, the paused invocation's calls answered and the
-        invocation gone on with."""
+        again over its record), with the caller's `state_delta`; or, with `answers`, the paused
+        invocation's calls answered and the invocation gone on with."""
         from dbos import DBOS
 
         since = answers.since if answers is not None else None
@@ -177,10 +183,16 @@ class DurableRunner:
             self.agent, session_service=store, callbacks=self.callbacks, retry_policy=self.retry_policy
         )
         if answers is None:
-            events = runner.run(user_id, session_id, message, invocation_id=invocation_id)
+            events = runner.run(
+                user_id, session_id, message, invocation_id=invocation_id, state_delta=state_delta
+            )
         else:
             events = runner.run(
-                user_id, session_id, approvals=answers.approvals, tool_results=answers.tool_results
+                user_id,
+                session_id,
+                approvals=answers.approvals,
+                tool_results=answers.tool_results,
+                state_delta=answers.state_delta,
             )
         last = ""
         async for event in events:
@@ -199,16 +211,17 @@ class DurableRunner:
         invocation_id: str | None = None,
         approvals: Mapping[str, Answer] | None = None,
         tool_results: Mapping[str, Any] | None = None,
+        state_delta: Mapping[str, Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message` as a workflow started here, yielding its events as they
         happen; or, with `approvals` / `tool_results`, answer the session's paused run (a workflow
-        of its own, whichever process answers). A workflow of that id that already ran yields
-        nothing again."""
+        of its own, whichever process answers). `state_delta`: the caller's change to the
+        session's state, stored first (as `Runner.run` does). A workflow of that id that already
+        ran yields nothing again."""
         from dbos import DBOS, SetWorkflowID
 
-        options, workflow, args = await self._asked(
-            user_id, session_id, message, invocation_id, approvals, tool_results
-        )
+        asked = _Asked(message, invocation_id, approvals, tool_results, dict(state_delta or {}))
+        options, workflow, args = await self._asked(user_id, session_id, asked)
         wfid = options["workflow_id"]
         listener: asyncio.Queue[Event] = asyncio.Queue()
         self._listeners[wfid] = listener
@@ -221,35 +234,26 @@ class DurableRunner:
             self._listeners.pop(wfid, None)
 
     async def _asked(
-        self,
-        user_id: str,
-        session_id: str,
-        message: str | Message | None,
-        invocation_id: str | None,
-        approvals: Mapping[str, Answer] | None,
-        tool_results: Mapping[str, Any] | None,
+        self, user_id: str, session_id: str, asked: _Asked
     ) -> tuple[EnqueueOptions, Callable[..., Coroutine[Any, Any, str]], tuple[Any, ...]]:
-        """The workflow that runs what is asked (a message, or answers), its options and arguments."""
-        if approvals is None and tool_results is None:
-            if message is None:
+        """The workflow that runs what is asked (a message, or answers), its options and
+        arguments: a run's are `(name, user_id, session_id, Message, invocation_id)`, followed by
+        the state delta if there is one (a `DBOSClient` enqueues the five alone)."""
+        if asked.approvals is None and asked.tool_results is None:
+            if asked.message is None:
                 raise ValueError(
                     "DurableRunner: give a message, or approvals / tool_results for a paused run"
                 )
-            inv = invocation_id or new_id()
-            args = (self.name, user_id, session_id, _message(message), inv)
+            inv = asked.invocation_id or new_id()
+            delta = (asked.state_delta,) if asked.state_delta else ()
+            args = (self.name, user_id, session_id, _message(asked.message), inv, *delta)
             return enqueue_options(self.name, user_id, session_id, inv), self._workflow, args
-        answers = await self._answers(user_id, session_id, approvals, tool_results)
+        answers = await self._answers(user_id, session_id, asked)
         inv, since = answers.invocation_id, answers.since
         options = enqueue_options(self.name, user_id, session_id, inv, since=since)
         return options, self._answer, (self.name, user_id, session_id, Message.user(""), inv, answers)
 
-    async def _answers(
-        self,
-        user_id: str,
-        session_id: str,
-        approvals: Mapping[str, Answer] | None,
-        tool_results: Mapping[str, Any] | None,
-    ) -> _Answers:
+    async def _answers(self, user_id: str, session_id: str, asked: _Asked) -> _Answers:
         """The answers to the session's paused run, and where it paused; `ApprovalError` if none is."""
         session = await read_from_horizon(self.session_service, user_id, session_id)  # its last event
         last = session.events[-1] if session is not None and session.events else None
@@ -257,7 +261,8 @@ class DurableRunner:
             raise ApprovalError(
                 f"session {session_id!r} of user {user_id!r} has no paused run: no call waits for an answer"
             )
-        return _Answers(last.invocation_id, last.id, dict(approvals or {}), dict(tool_results or {}))
+        approvals, results = dict(asked.approvals or {}), dict(asked.tool_results or {})
+        return _Answers(last.invocation_id, last.id, approvals, results, asked.state_delta)
 
     async def submit(
         self,
@@ -268,18 +273,32 @@ class DurableRunner:
         invocation_id: str | None = None,
         approvals: Mapping[str, Answer] | None = None,
         tool_results: Mapping[str, Any] | None = None,
+        state_delta: Mapping[str, Any] | None = None,
     ) -> RunHandle:
         """Enqueue a run on the runner's DBOS queue (any worker of the fleet takes it), or the
-        answers to the session's paused run, and return its handle. Submitting the same
-        `invocation_id` again (the same pause's answers) returns the same run."""
+        answers to the session's paused run, and return its handle; `state_delta` as in `run`.
+        Submitting the same `invocation_id` again (the same pause's answers) returns the same run."""
         from dbos import DBOS
 
-        options, _, args = await self._asked(
-            user_id, session_id, message, invocation_id, approvals, tool_results
-        )
+        asked = _Asked(message, invocation_id, approvals, tool_results, dict(state_delta or {}))
+        options, _, args = await self._asked(user_id, session_id, asked)
         await DBOS.enqueue_workflow_with_options_async(options, *args)
-        since = args[5].since if len(args) > 5 else None
+        since = args[5].since if isinstance(args[-1], _Answers) else None
         return RunHandle(options["workflow_id"], args[4], user_id, session_id, self, since)
+
+    async def continued(self, user_id: str, session_id: str, after: str) -> tuple[RunHandle, list[Event]]:
+        """The run that stored the session's event `after`, for a client that reconnects: its
+        handle, and its events up to that one. `LookupError` naming it if the session has none."""
+        session = await self.session_service.get(user_id, session_id)
+        found = session.events if session is not None else []
+        at = next((i for i, e in enumerate(found) if e.id == after), None)
+        if at is None:
+            raise LookupError(f"no event {after!r} in session {session_id!r}")
+        inv = found[at].invocation_id
+        paused = [e.id for e in found[:at] if e.invocation_id == inv and e.object == ObjectType.RUNNER_PAUSED]
+        handle = self.handle(user_id, session_id, inv, since=paused[-1] if paused else None)  # the answer's
+        seen = await handle.events()
+        return handle, seen[: _index(seen, after, handle) + 1]
 
     def handle(
         self, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
@@ -295,7 +314,7 @@ def enqueue_options(
 ) -> EnqueueOptions:
     """How a run of the `DurableRunner` named `name` is enqueued, here or from a `DBOSClient`
     (a process without the agent): its arguments are `(name, user_id, session_id, Message,
-    invocation_id)`.
+    invocation_id)`, and a state delta (a dict) after them if the run has one.
     With `since` (the id of the event a paused run paused with), the workflow that answers it.
     The partition key keeps one run at a time per session."""
     wfid = workflow_id(user_id, session_id, invocation_id)
@@ -307,15 +326,42 @@ def enqueue_options(
     }
 
 
+class _RateLimit(TypedDict):
+    """DBOS's `QueueRateLimit`: at most `limit` runs started per `period` seconds."""
+
+    limit: int
+    period: float
+
+
+def _index(events: list[Event], event_id: str, run: RunHandle) -> int:
+    """Where the event `event_id` is among `events`; `LookupError` naming it if it is not."""
+    for i, event in enumerate(events):
+        if event.id == event_id:
+            return i
+    raise LookupError(f"no event {event_id!r} of run {run.workflow_id} in session {run.session_id!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What a caller asks of `run` or `submit`: a message, or answers to a paused run."""
+
+    message: str | Message | None
+    invocation_id: str | None
+    approvals: Mapping[str, Answer] | None
+    tool_results: Mapping[str, Any] | None
+    state_delta: dict[str, Any]
+
+
 @dataclass(frozen=True, slots=True)
 class _Answers:
     """What an answer workflow is given: the paused invocation, the id of the event it paused
-    with (what is stored after it is the answer's), and the answers."""
+    with (what is stored after it is the answer's), the answers, and the caller's state delta."""
 
     invocation_id: str
     since: str
     approvals: dict[str, Answer]
     tool_results: dict[str, Any]
+    state_delta: dict[str, Any] = field(default_factory=dict)
 
 
 async def _relay(listener: asyncio.Queue[Event], result: Awaitable[Any]) -> AsyncGenerator[Event, None]:
@@ -332,6 +378,20 @@ async def _relay(listener: asyncio.Queue[Event], result: Awaitable[Any]) -> Asyn
         else:
             yield listener.get_nowait()
     await done
+
+
+def _limiter(rate_limit: tuple[int, float] | None) -> _RateLimit | None:
+    """DBOS's limiter for `rate_limit` (runs, seconds): at most that many runs started in any
+    window of that many seconds, across the fleet; a `ValueError` naming it when it is not one."""
+    if rate_limit is None:
+        return None
+    match rate_limit:
+        case (int() as runs, int() | float() as seconds) if runs >= 1 and 0 < seconds < math.inf:
+            return {"limit": runs, "period": float(seconds)}
+    raise ValueError(
+        f"DurableRunner: rate_limit must be (runs, seconds), runs a whole number 1 or more and "
+        f"seconds more than 0 (at most that many runs started per that many seconds), not {rate_limit!r}"
+    )
 
 
 def _message(message: str | Message) -> Message:

@@ -24,6 +24,10 @@ class QueuedRunner(Runner):
     away stops following; the run goes on in its worker.
     """
 
+    runs_here = False
+    """Its runs' hooks run in a worker: the surfaces give it no per-run callbacks (`adk web`'s
+    timing; a `Runner`, which has no such attribute, runs them itself)."""
+
     def __init__(self, durable: DurableRunner, *, poll: float = 0.1) -> None:
         super().__init__(durable.agent, session_service=durable.session_service)
         self.durable = durable
@@ -46,13 +50,13 @@ class QueuedRunner(Runner):
         client_tools: Sequence[ToolDeclaration] = (),
         timeout: float | None = None,  # noqa: ASYNC109 (Runner.run's option, refused here)
     ) -> AsyncGenerator[Event, None]:
-        """Submit the run (or the answers to the session's paused run) and follow its events.
-        `stream` is ignored (a worker's partial chunks are not stored); the other per-run options
-        are refused by name, since a queued run does not take them."""
+        """Submit the run (or the answers to the session's paused run), with the caller's
+        `state_delta`, and follow its events. `stream` is ignored (a worker's partial chunks are
+        not stored); the other per-run options are refused by name, since a queued run does not
+        take them."""
         asked = {
             "callbacks": bool(callbacks),
             "agent": agent is not None,
-            "state_delta": bool(state_delta),
             "client_tools": bool(client_tools),
             "timeout": timeout is not None,
         }
@@ -66,6 +70,15 @@ class QueuedRunner(Runner):
             invocation_id=invocation_id,
             approvals=approvals,
             tool_results=tool_results,
+            state_delta=state_delta,
         )
         async for event in handle.follow(poll=self.poll):
             yield event
+
+    async def continued(
+        self, user_id: str, session_id: str, after: str
+    ) -> tuple[list[Event], AsyncGenerator[Event, None]]:
+        """For a client that reconnects (adk.agui.resume): the run of the session's event `after`,
+        its events up to that one and the rest as they are stored, whichever worker runs it."""
+        handle, seen = await self.durable.continued(user_id, session_id, after)
+        return seen, handle.follow(after, poll=self.poll)

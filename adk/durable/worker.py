@@ -25,6 +25,8 @@ class WorkerOptions:
     worker_concurrency: int | None
     """Runs at once in this worker (None: no limit)."""
     name: str | None = None
+    rate_limit: tuple[int, float] | None = None
+    """At most that many runs started per that many seconds across the fleet (None: no limit)."""
     recover: tuple[str, ...] = ()
     """Executors gone for good whose pending runs this worker puts back on the queue at start."""
 
@@ -40,6 +42,7 @@ async def work(
         name=options.name,
         concurrency=options.concurrency,
         worker_concurrency=options.worker_concurrency,
+        rate_limit=options.rate_limit,
     )
     await launch(options.system_database, runners=[runner], executor_id=options.executor_id)
     try:

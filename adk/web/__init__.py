@@ -49,9 +49,10 @@ def create_web_app(
     """The `adk web` app: the page, the AG-UI endpoint at `/agui` and the sessions' JSON endpoints.
 
     Each run gets one more callback (`timing.RunTimes`), so that the page shows each model and
-    tool call's time on its timeline. Served among others (`adk web FOLDER`, adk.web.folder),
-    `agents` lists them all for the page's picker and `prefix` starts the ids of this agent's
-    sessions, so that its list shows its own.
+    tool call's time on its timeline; not a run another process executes (`adk web --durable`),
+    whose calls the page places between their events' timestamps. Served among others (`adk web
+    FOLDER`, adk.web.folder), `agents` lists them all for the page's picker and `prefix` starts
+    the ids of this agent's sessions, so that its list shows its own.
     """
     app = create_app(
         runner,
@@ -60,11 +61,16 @@ def create_web_app(
         max_body=max_body,
         translate_callbacks=translate_callbacks,
         details=True,
-        run_callbacks=lambda: [timing.RunTimes()],
+        run_callbacks=_timed if getattr(runner, "runs_here", True) else None,  # QueuedRunner: no
     )
     about = {**describe(runner.agent), "agents": list(agents), "prefix": prefix}
     app.router.routes.extend([*page_routes(about), *_routes(runner.session_service, identity, prefix)])
     return app
+
+
+def _timed() -> list[timing.RunTimes]:
+    """A run's own callbacks: the times of its calls, for the page's timeline."""
+    return [timing.RunTimes()]
 
 
 def describe(agent: BaseAgent) -> dict[str, str]:

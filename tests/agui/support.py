@@ -248,6 +248,23 @@ def post_run(url: str, body: dict[str, Any], headers: dict[str, str] | None = No
     return verified(events)
 
 
+def sse_messages(response: httpx.Response) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """A response's SSE messages as they come: (the id it carries or None, its event)."""
+    given: str | None = None
+    data: list[str] = []
+    for line in response.iter_lines():
+        if line.startswith("id: "):
+            given = line[4:]
+        elif line.startswith("data: "):
+            data.append(line[6:])
+        elif line == "":
+            if data:
+                yield given, json.loads("\n".join(data))
+            elif given is not None:
+                yield given, {}  # an id alone: a stored event that shows nothing
+            given, data = None, []
+
+
 JS = Path(__file__).parent / "js"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from adk.events import new_id
+from adk.events import Message, new_id
 from tests import postgres
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +56,26 @@ def database() -> Iterator[str]:
         yield urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def enqueue(url: str, runs: list[tuple[str, str, str]], agent: str = "crash") -> None:
+    """Enqueue runs `(session, invocation, what the user says)` of user `u` in one transaction
+    (a worker sees them all at once), from a process without the agent."""
+    import sqlalchemy as sa
+    from dbos import DBOSClient
+
+    from adk.durable.runner import enqueue_options
+
+    client = DBOSClient(system_database_url=url)
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.begin() as conn:
+            for session, inv, note in runs:
+                options = enqueue_options(agent, "u", session, inv)
+                client.enqueue_in_transaction(conn, options, agent, "u", session, Message.user(note), inv)
+    finally:
+        engine.dispose()
+        client.destroy()
 
 
 class Adk:
@@ -117,6 +137,20 @@ class Adk:
                 self.process.kill()
                 self.process.wait()
         self._close()
+
+
+class Served(Adk):
+    """An `adk serve crash_agent.py --durable` process (or `adk web`), listening once made."""
+
+    def __init__(self, url: str, env: dict[str, str], command: str = "serve") -> None:
+        self.port = free_port()
+        arguments = [command, str(AGENT), "--durable", "--sessions", url, "--system-database", url]
+        super().__init__([*arguments, "--port", str(self.port)], env)
+        self.until("INFO:     Uvicorn running")  # listening now
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
 
 
 class Worker(Adk):

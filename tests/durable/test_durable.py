@@ -75,6 +75,24 @@ async def test_a_durable_run_yields_a_plain_run_s_events_and_stores_them_as_yiel
     assert effects == [3]
 
 
+async def test_a_durable_run_stores_the_caller_s_state_delta_first_as_a_plain_run_does(
+    started: Launch,
+) -> None:
+    store = InMemorySessionService()
+    runner = DurableRunner(_agent(_script(), []), session_service=store, name="calc-state")
+    await started(runner)
+    events = [e async for e in runner.run("u", "s", "1+2?", state_delta={"theme": "dark", "n": 1})]
+    plain_runner = Runner(_agent(_script(), []))
+    plain = [e async for e in plain_runner.run("u", "s", "1+2?", state_delta={"theme": "dark", "n": 1})]
+    session = await store.get("u", "s")
+    assert session is not None
+    assert session.events == events
+    assert [(e.object, e.actions.state_delta) for e in events] == [
+        (e.object, e.actions.state_delta) for e in plain
+    ]
+    assert session.state == {"theme": "dark", "n": 1}
+
+
 async def test_the_same_run_started_twice_runs_once(started: Launch) -> None:
     store = InMemorySessionService()
     effects: list[int] = []
