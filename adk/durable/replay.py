@@ -115,9 +115,16 @@ class ReplayStore:
                 self.turns.notify_all()
 
     def _due(self, event: Event) -> bool:
+        """Whether `event` stands for the next recorded one: of its branch, kind, author and tool
+        calls, and of its text, unless no later one has that text (an `on_event` that edited it
+        before it was stored); so of two calls of one agent tool, each takes its own."""
         if self.claimed >= len(self.recorded):
             return True
-        return _key(self.recorded[self.claimed]) == _key(event)
+        stored, key, text = self.recorded[self.claimed], _key(event), event.content
+        if _key(stored) != key:
+            return False
+        later = self.recorded[self.claimed + 1 :]
+        return stored.content == text or not any(_key(e) == key and e.content == text for e in later)
 
     async def renew(self, session: Session) -> None:
         await self.store.renew(session)
@@ -149,7 +156,6 @@ async def _same(owner: str) -> str:
 
 
 def _key(event: Event) -> tuple[Any, ...]:
-    """What tells an event made again from the stored one it stands for, among concurrent lanes':
-    where, what and by whom, its text and its tool calls (all made again from the record)."""
-    calls = tuple(c.id for c in event.tool_calls)
-    return (event.branch, event.object, event.author, event.content, calls)
+    """What an event made again shares with the stored one it stands for: where, what and by
+    whom, and its tool calls (made again from the record)."""
+    return (event.branch, event.object, event.author, tuple(c.id for c in event.tool_calls))

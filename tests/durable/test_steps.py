@@ -27,8 +27,10 @@ from dbos import DBOS
 from adk import BaseAgent, Cont, LlmAgent, LlmResponse, ParallelAgent, Runner
 from adk.context import ModelContext, RunContext
 from adk.durable import DurableRunner, launch, shutdown, workflow_id
-from adk.events import Event, ToolCall
+from adk.durable.replay import ReplayStore
+from adk.events import Choice, Event, Message, ToolCall
 from adk.mcp import McpToolset
+from adk.models.base import LlmRequest
 from adk.recovery import FallbackModels
 from adk.sessions.memory import InMemorySessionService
 from adk.testing import ScriptedModel, call_tool, transfer_to
@@ -61,14 +63,20 @@ def _shape(events: list[Event]) -> list[tuple[str, str, str, str]]:
     return [(str(e.object), e.author, e.branch, e.message.content if e.message else "") for e in events]
 
 
-async def _run_and_recover(runner: DurableRunner, store: InMemorySessionService, text: str) -> list[Event]:
-    """The run's complete events, checked to be the session's after the run and after its recovery."""
+async def _run_and_recover(
+    runner: DurableRunner, store: InMemorySessionService, text: str, seen: Seen | None = None
+) -> list[Event]:
+    """The run's complete events, checked to be the session's after the run and after its
+    recovery; with `seen`, the recovery made each as the run had (before it adopted the stored one)."""
     events = [e async for e in runner.run("u", "s", text, invocation_id="i1") if not e.is_partial]
     session = await store.get("u", "s")
     assert session is not None and session.events == events
+    made = len(seen.made) if seen is not None else 0
     assert await _recovered(workflow_id("u", "s", "i1")) == "runner.completion"
     session = await store.get("u", "s")
     assert session is not None and session.events == events  # nothing stored twice, nothing changed
+    if seen is not None:
+        assert seen.made[made:] == seen.made[:made]
     return events
 
 
@@ -156,11 +164,11 @@ async def test_an_mcp_server_s_tool_call_is_a_step(started: Launch, tmp_path: Pa
 
 
 class Holding:
-    """Holds agents back, as hooks that wait on I/O would: the model call of `calls[0]` until
+    """Holds calls back, as hooks that wait on I/O would: the model call of `calls[0]` until
     `calls[1]`'s model has answered, and the answer of `answers[0]` until `answers[1]`'s has
-    reached the runner (`Seen`). So the steps and the events of concurrent lanes come in one
-    order when the run is made, and would come in another when it is recovered (each answer
-    then at once, from the record)."""
+    reached the runner (`Seen`); each named by its agent, or by the request it was asked. So the
+    steps and the events of concurrent lanes come in one order when the run is made, and would
+    come in another when it is recovered (each answer then at once, from the record)."""
 
     def __init__(self, calls: tuple[str, str], answers: tuple[str, str]) -> None:
         self.calls, self.answers = calls, answers
@@ -168,27 +176,38 @@ class Holding:
         self.stored = asyncio.Event()
 
     async def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
-        if ctx.agent.name == self.calls[0]:
+        if self.calls[0] in _names(ctx):
             await self.answered.wait()
         return Cont(ctx)
 
     async def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        if ctx.agent.name == self.calls[1]:
+        if self.calls[1] in _names(ctx):
             self.answered.set()
-        if ctx.agent.name == self.answers[0] and not self.stored.is_set():
+        if self.answers[0] in _names(ctx) and not self.stored.is_set():
             await self.stored.wait()
         return response
 
 
+def _names(ctx: ModelContext) -> tuple[str, str]:
+    return ctx.agent.name, str(ctx.request.messages[-1].content)
+
+
 class Seen:
-    """The runner's callback that tells `holding` when agent `holding.answers[1]` first answered."""
+    """The runner's callback that tells `holding` when `holding.answers[1]` first answered, and
+    notes what the run made of each complete event before it was stored (or, in a recovery,
+    adopted): a recovered run must make the same."""
 
     def __init__(self, holding: Holding) -> None:
         self.holding = holding
+        self.made: list[tuple[str, str, str]] = []
 
     def on_event(self, event: Event, ctx: RunContext) -> Event:
-        if event.author == self.holding.answers[1] and event.message is not None:
+        early = self.holding.answers[1]
+        answer = event.message is not None and event.message.role == "assistant"
+        if answer and early in (event.author, event.content.removeprefix("answer to ")):
             self.holding.stored.set()
+        if not event.is_partial:
+            self.made.append((event.author, event.branch, event.content))
         return event
 
 
@@ -212,7 +231,7 @@ async def test_agent_tools_called_at_once_make_their_calls_as_steps_of_their_lan
     agent, models, seen = _asking_two()
     runner = DurableRunner(agent, session_service=store, callbacks=[seen], name="agent-tools")
     await started(runner)
-    events = await _run_and_recover(runner, store, "ask both")
+    events = await _run_and_recover(runner, store, "ask both", seen)
     assert [len(m.requests) for m in models] == [2, 1, 1]  # none called again
     steps = await _steps(workflow_id("u", "s", "i1"))
     assert [s for s in steps if s.startswith("adk.model")] == [
@@ -227,6 +246,38 @@ async def test_agent_tools_called_at_once_make_their_calls_as_steps_of_their_lan
     _interleaved(events, await _plain(plain, "ask both", plain_seen))
     results = [e.message.content for e in events if e.message is not None and e.message.role == "tool"]
     assert results == ["the first's answer", "the second's answer"]
+
+
+def _answer_to(request: LlmRequest) -> str:
+    return f"answer to {request.messages[-1].content}"
+
+
+def _asking_one_twice() -> tuple[LlmAgent, list[ScriptedModel], Seen]:
+    holding = Holding(calls=("two", "one"), answers=("one", "two"))
+    helper_model = ScriptedModel([_answer_to, _answer_to], name="helper-model")
+    helper = LlmAgent("helper", model=helper_model, callbacks=[holding])
+    twice = LlmResponse.calls(
+        ToolCall.of("helper", '{"request": "one"}', id="t1"),
+        ToolCall.of("helper", '{"request": "two"}', id="t2"),
+    )
+    boss_model = ScriptedModel([twice, "both answered"], name="boss-model")
+    return LlmAgent("boss", model=boss_model, tools=[helper]), [boss_model, helper_model], Seen(holding)
+
+
+async def test_one_agent_tool_called_twice_at_once_recovers_each_call_s_events(started: Launch) -> None:
+    """The two calls' events share a branch and an author: each lane takes its own back."""
+    store = InMemorySessionService()
+    agent, models, seen = _asking_one_twice()
+    runner = DurableRunner(agent, session_service=store, callbacks=[seen], name="agent-tool-twice")
+    await started(runner)
+    events = await _run_and_recover(runner, store, "ask twice", seen)
+    assert [len(m.requests) for m in models] == [2, 2]
+    answers = [e.content for e in events if e.author == "helper"]
+    assert answers == ["answer to two", "answer to one"]  # as stored: the second call's first
+    results = [e.message.content for e in events if e.message is not None and e.message.role == "tool"]
+    assert results == ["answer to one", "answer to two"]
+    plain, _, plain_seen = _asking_one_twice()
+    assert _shape(events) == await _plain(plain, "ask twice", plain_seen)
 
 
 def _handing_over(effects: list[str]) -> tuple[LlmAgent, list[ScriptedModel]]:
@@ -276,7 +327,7 @@ async def test_a_parallel_agent_s_branches_recover_in_the_order_they_ran(started
     agent, models, seen = _branches(effects)
     runner = DurableRunner(agent, session_service=store, callbacks=[seen], name="parallel")
     await started(runner)
-    events = await _run_and_recover(runner, store, "go")
+    events = await _run_and_recover(runner, store, "go", seen)
     assert [len(m.requests) for m in models] == [2, 2] and sorted(effects) == ["a", "b"]
     steps = await _steps(workflow_id("u", "s", "i1"))
     assert steps.index("adk.model:mb@/b") < steps.index("adk.model:ma@/a")  # b's call was made first
@@ -288,3 +339,32 @@ async def test_a_parallel_agent_s_branches_recover_in_the_order_they_ran(started
     )
     plain, _, plain_seen = _branches([])
     _interleaved(events, await _plain(plain, "go", plain_seen))
+
+
+def _answer(author: str, text: str, branch: str = "boss.helper") -> Event:
+    return Event.new("i1", author, branch=branch, choices=[Choice(message=Message.assistant(text))])
+
+
+async def _waits(replay: ReplayStore, event: Event) -> bool:
+    """Whether a lane handing `event` on waits (it goes on when the record allows)."""
+    handing = asyncio.ensure_future(replay.handing(event))
+    await asyncio.sleep(0)  # one turn of the loop: no real wait
+    waits = not handing.done()
+    handing.cancel()
+    return waits
+
+
+async def test_a_lane_hands_on_the_event_the_record_holds_next_by_its_text() -> None:
+    """Two calls of one agent tool: same branch and author; each lane's answer waits for its
+    own turn. An answer whose text no later stored event has (an `on_event` edited it before it
+    was stored) is taken as the next of its kind, rather than held forever."""
+    replay = ReplayStore(InMemorySessionService(), "wf", "i1", None)
+    replay.recorded = [_answer("helper", "answer to two"), _answer("helper", "answer to one")]
+    assert await _waits(replay, _answer("helper", "answer to one"))
+    assert not await _waits(replay, _answer("helper", "answer to two"))
+    assert not await _waits(replay, _answer("helper", "answer to one"))  # its turn now
+    edited = ReplayStore(InMemorySessionService(), "wf", "i1", None)
+    edited.recorded = [_answer("helper", "ANSWER TO TWO"), _answer("other", "x", "boss.other")]
+    assert await _waits(edited, _answer("other", "x", "boss.other"))
+    assert not await _waits(edited, _answer("helper", "answer to two"))
+    assert not await _waits(edited, _answer("other", "x", "boss.other"))
