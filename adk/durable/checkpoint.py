@@ -67,8 +67,8 @@ class StepOrder:
 
     async def reserve(self, name: str, lane: str) -> StepReservation:
         """The number step `name` of `lane` starts under, once it is its turn."""
-        if self.recorded is None and not lane:  # the run's own lane, before any other: in order
-            return self._take(lane)
+        if self.recorded is None and not lane and not self.turns.locked():
+            return self._take(lane)  # the run's own lane, before any other made a step: in order
         async with self.turns:
             if self.recorded is None:
                 await self._read()
