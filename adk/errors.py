@@ -62,7 +62,7 @@ AdkError
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from adk.events import LlmResponse
@@ -121,6 +121,18 @@ __all__ = [
 
 class AdkError(Exception):
     """Base of every error adk raises."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whatever its constructor takes (a durable run records a step's error)."""
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(kind: type[AdkError], args: tuple[Any, ...], state: dict[str, Any]) -> AdkError:
+    """An error `__reduce__` took apart, made again without calling its constructor."""
+    error = kind.__new__(kind, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class CallbackError(AdkError):

@@ -64,6 +64,10 @@ class BaseTool(ABC):
     """Every call waits for a person's approval before it runs (docs/approvals.md)."""
     timeout: float | None = None
     """Seconds a call may run before it is cancelled with a `ToolTimeoutError` (docs/limits.md)."""
+    checkpointed: bool = True
+    """A durable run records each call as a step, whose result a recovered run takes from the
+    record (docs/durable.md). False for a tool whose body is the run's own work, made again on
+    recovery: an agent tool (its agent's calls are steps of their own), a transfer."""
 
     @property
     @abstractmethod

@@ -6,7 +6,8 @@ an attempt that streams, then, if it fails, an `attempt.discarded` event; `after
 the final response. A call whose first attempt neither streams nor fails gives its event at once,
 without a generator (`call_model`); else the envelope's generator goes on with it (`_envelope`).
 An attempt is written once (`attempt`), whichever runs it; it is where the run's meter
-(adk.agents.metering: a `Budget`) reserve and settle each attempt, whatever its model.
+(adk.agents.metering: a `Budget`) reserve and settle each attempt, whatever its model, and where
+a durable run makes each attempt a step (adk.agents.checkpoints).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, assert_never
 
+from adk.agents.checkpoints import checkpoints
 from adk.agents.metering import MeteredAttempt, ModelMeter
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
@@ -81,8 +83,11 @@ async def attempt(
     """One attempt: the model's complete response (checked against `output`), or its stream once
     it streams (the caller goes on with it, and closes it); cancelled after `limit` seconds, if
     given. The run's `meter` reserves it first, and it is settled (or released, if it fails before
-    any output), its decisions recorded in `attempts`."""
-    if limit is not None:
+    any output), its decisions recorded in `attempts`. The model's stream is opened through the
+    run's `Checkpoints`, if it has any (a durable run's: then the attempt is a step, which holds
+    it to `limit` itself)."""
+    made = checkpoints.get()
+    if limit is not None and made is None:
         bounded = attempt(model, request, attempts, meter, invocation, output)
         return await model_bounded(bounded, model.name, limit)
     held: MeteredAttempt | None = None
@@ -90,7 +95,7 @@ async def attempt(
         held = await meter.reserve_attempt(invocation, request.model or model.name, request)
         request = held.request
     complete: LlmResponse | None = None
-    stream = model.generate(request)
+    stream = model.generate(request) if made is None else made.generate(model, request, limit)
     handed = False
     try:
         async for chunk in stream:

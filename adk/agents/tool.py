@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from adk.agents.base import BaseAgent
+from adk.agents.checkpoints import handing
 from adk.errors import ToolArgumentsError, ToolError
 from adk.events import Choice, Event, Message, ToolDeclaration
 from adk.sessions.base import Session
@@ -40,8 +41,11 @@ def tool_events() -> Callable[[Event], None] | None:
 class AgentTool(BaseTool):
     """`agent` as a tool taking a `request` (the text the agent is asked), named after the agent.
 
-    Passing an agent in an `LlmAgent`'s `tools=` wraps it in one.
+    Passing an agent in an `LlmAgent`'s `tools=` wraps it in one. A durable run makes its call
+    again on recovery (`checkpointed`): its agent's model attempts and tool calls are steps.
     """
+
+    checkpointed = False
 
     def __init__(self, agent: BaseAgent, *, name: str | None = None, description: str | None = None) -> None:
         if not isinstance(agent, BaseAgent):
@@ -81,6 +85,7 @@ class AgentTool(BaseTool):
         invocation = caller._fork(session, message)
         emit = _emit.get()
         if emit is not None:
+            await handing(asked)
             emit(asked)
         answer: Event | None = None
         waited = len(caller.waiting)  # the fork's calls left waiting are added to the caller's
@@ -92,6 +97,8 @@ class AgentTool(BaseTool):
                         reply = event.message
                         if reply is not None and reply.role == "assistant" and not reply.tool_calls:
                             answer = event
+                        if emit is not None:
+                            await handing(event)  # agent tools called at once: in a replay's order
                     if emit is not None:
                         emit(event)
         finally:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
+from adk.agents.checkpoints import checkpoints, forked
 from adk.approvals import Answer, Approve, Ask, Pending, Reject, Reply, ToolResult
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import APPROVALS, Approved, Decision, Deferred, Halted, Rejected, Replaced
@@ -94,7 +95,10 @@ async def _concurrently(
 ) -> list[Event]:
     """Several calls as tasks at once, their results in call order. (Apart from `call_tools`, so
     that a single call makes no closure cells, which a live run would keep for the collector.)"""
-    tasks = [asyncio.create_task(call_tool(agent, ctx, c, hooks, policy)) for c in calls]
+    tasks = [
+        asyncio.create_task(call_tool(agent, ctx, c, hooks, policy), context=forked(str(i)))
+        for i, c in enumerate(calls)
+    ]
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:
@@ -260,11 +264,7 @@ async def _attempt_tool(
             if held is not None:
                 return held
             try:
-                args = tctx.tool.validate(tctx.args)
-                limit = tctx.tool.timeout
-                if limit is None:
-                    return await tctx.tool.run(args, tctx), tctx
-                return await tool_bounded(tctx.tool.run(args, tctx), tctx.tool.name, limit), tctx
+                return await _run(tctx, tctx.tool.validate(tctx.args)), tctx
             except Exception as e:
                 error = e
         locate(error, f"tool:{tctx.tool.name}")
@@ -276,6 +276,18 @@ async def _attempt_tool(
                 error = None
             case other:
                 assert_never(other)
+
+
+def _run(tctx: ToolContext, args: dict[str, Any]) -> Awaitable[Any]:
+    """The tool's body, held to its `timeout`; through the run's `Checkpoints` if it has any (a
+    durable run's: then the call is a step)."""
+    made = checkpoints.get()
+    if made is not None:
+        return made.run_tool(tctx.tool, args, tctx)
+    limit = tctx.tool.timeout
+    if limit is None:
+        return tctx.tool.run(args, tctx)
+    return tool_bounded(tctx.tool.run(args, tctx), tctx.tool.name, limit)
 
 
 def _approval(tctx: ToolContext, approved: tuple[BaseTool, dict[str, Any]]) -> ToolContext:

@@ -77,6 +77,7 @@ class TransferTool(BaseTool):
 
     name = TRANSFER_TOOL
     idempotent = True  # it only notes where the turn goes: a resumed run makes a call cut short again
+    checkpointed = False  # for the same reason, a recovered durable run makes it again
 
     def __init__(self, agent: LlmAgent, targets: Sequence[BaseAgent]) -> None:
         self.agent = agent

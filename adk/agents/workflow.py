@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 
 from adk.agents.base import BaseAgent
+from adk.agents.checkpoints import forked, handing
 from adk.agents.conditions import Condition
 from adk.agents.resume import in_line, loop_iterations_done, spoke
 from adk.callbacks.protocols import AnyCallback
@@ -62,6 +63,7 @@ class ParallelAgent(BaseAgent):
                         if event.is_partial:
                             queue.put_nowait((event, None))
                             continue
+                        await handing(event)  # a recovered durable run: in the order it was stored
                         taken = loop.create_future()
                         queue.put_nowait((event, taken))
                         await taken
@@ -70,7 +72,10 @@ class ParallelAgent(BaseAgent):
             finally:
                 queue.put_nowait(None)
 
-        tasks = [asyncio.create_task(pump(agent), name=f"adk:{agent.name}") for agent in self.sub_agents]
+        tasks = [
+            asyncio.create_task(pump(agent), name=f"adk:{agent.name}", context=forked(agent.name))
+            for agent in self.sub_agents
+        ]
         try:
             running = len(tasks)
             while running:

@@ -8,13 +8,12 @@ step, recovered by the next worker with the same executor id (docs/durable.md).
 from adk.durable.launch import DurableError, shutdown
 from adk.durable.replay import WorkflowMismatchError
 from adk.durable.runner import DurableRunner, RunHandle, launch, workflow_id
-from adk.durable.steps import DurableModel, DurableTool, ToolInterruptedError, make_durable
+from adk.durable.steps import DurableSteps, ToolInterruptedError, make_durable
 
 __all__ = [
     "DurableError",
-    "DurableModel",
     "DurableRunner",
-    "DurableTool",
+    "DurableSteps",
     "RunHandle",
     "ToolInterruptedError",
     "WorkflowMismatchError",

@@ -7,13 +7,19 @@ them takes the stored k-th event's id, timestamp and contents (the event the fir
 stored), so what the run yields is exactly what the store holds, and nothing is stored twice.
 An event that does not match the record (another object or author: the agent changed since)
 stops the run with `WorkflowMismatchError`, naming the workflow, rather than going on.
+
+Concurrent lanes (a `ParallelAgent`'s children, agent tools called at once) hand their events on
+in whatever order they come (adk.agents.checkpoints). In a recovery each lane waits (`handing`)
+until its event is the next the record holds, so the run makes them again in the stored order.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
+from adk.durable.checkpoint import step
 from adk.errors import WorkflowMismatchError
 from adk.events import Event
 from adk.sessions.base import Session, SessionService, apply_event
@@ -39,13 +45,16 @@ class ReplayStore:
         self.lease_ttl = store.lease_ttl
         self.recorded: list[Event] = []
         """The invocation's stored events, not yet adopted, oldest first."""
+        self.claimed = 0
+        """How many of `recorded`, from the first, a lane is handing on (`handing`)."""
+        self.handed: set[str] = set()
+        """The ids of the events claimed so (an event goes through a gate per lane it crosses)."""
+        self.turns = asyncio.Condition()
 
     async def acquire(
         self, user_id: str, session_id: str, owner: str, *, takeover: str | None = None
     ) -> Session:
-        from dbos import DBOS
-
-        first = await DBOS.run_step_async({"name": "adk.lease"}, _same, owner)
+        first = await step("adk.lease", _same, owner)
         session = await self.store.acquire(
             user_id, session_id, owner, takeover=first if first != owner else takeover
         )
@@ -89,6 +98,33 @@ class ReplayStore:
         for field in dataclasses.fields(Event):
             setattr(event, field.name, getattr(stored, field.name))
         apply_event(session, event)
+        async with self.turns:  # the next recorded event is another now: the lanes look again
+            self.claimed = max(self.claimed - 1, 0)
+            self.turns.notify_all()
+
+    async def handing(self, event: Event) -> None:
+        """Return once `event` (complete, made on a concurrent lane) is the next the record
+        holds, or is past it; at once in a first execution."""
+        if self.claimed >= len(self.recorded) or event.id in self.handed:
+            return
+        async with self.turns:
+            await self.turns.wait_for(lambda: self._due(event))
+            if self.claimed < len(self.recorded):
+                self.claimed += 1
+                self.handed.add(event.id)
+                self.turns.notify_all()
+
+    def _due(self, event: Event) -> bool:
+        """Whether `event` stands for the next recorded one: of its branch, kind, author and tool
+        calls, and of its text, unless no later one has that text (an `on_event` that edited it
+        before it was stored); so of two calls of one agent tool, each takes its own."""
+        if self.claimed >= len(self.recorded):
+            return True
+        stored, key, text = self.recorded[self.claimed], _key(event), event.content
+        if _key(stored) != key:
+            return False
+        later = self.recorded[self.claimed + 1 :]
+        return stored.content == text or not any(_key(e) == key and e.content == text for e in later)
 
     async def renew(self, session: Session) -> None:
         await self.store.renew(session)
@@ -117,3 +153,9 @@ class ReplayStore:
 
 async def _same(owner: str) -> str:
     return owner
+
+
+def _key(event: Event) -> tuple[Any, ...]:
+    """What an event made again shares with the stored one it stands for: where, what and by
+    whom, and its tool calls (made again from the record)."""
+    return (event.branch, event.object, event.author, tuple(c.id for c in event.tool_calls))

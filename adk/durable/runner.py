@@ -1,7 +1,8 @@
 """`DurableRunner`: a run is a DBOS workflow; its model attempts and tool calls are steps.
 
 The workflow runs the invocation with a plain `Runner` over a `ReplayStore` (adk/durable/replay.py),
-on an agent whose model and tools are wrapped into steps (adk/durable/steps.py). Its id is derived
+its attempts and tool calls made as steps by the `DurableSteps` it sets (adk/durable/steps.py),
+its hooks' answers recorded (adk/durable/hooks.py). Its id is derived
 from the user, the session and the invocation: starting the same run twice runs it once, and a
 worker that comes back with the same executor id recovers the runs its predecessor left.
 """
@@ -15,13 +16,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from adk.agents.base import BaseAgent
+from adk.agents.checkpoints import checkpoints
 from adk.approvals import Answer
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
+from adk.durable.checkpoint import StepOrder, step_order
 from adk.durable.fleet import FLEET
 from adk.durable.hooks import durable_callbacks
 from adk.durable.replay import ReplayStore
-from adk.durable.steps import make_durable
+from adk.durable.steps import DurableSteps, make_durable
 from adk.errors import ApprovalError
 from adk.events import Event, Message, ObjectType, new_id
 from adk.recovery import RetryPolicy
@@ -108,7 +111,7 @@ class DurableRunner:
     """Runs `agent` as DBOS workflows, keeping sessions in `session_service` (shared by workers).
 
     Create it before `adk.durable.launch()`: it registers its workflows (named after `name`, the
-    agent's by default), and `launch` its queue. `agent`'s model and tools are wrapped in place.
+    agent's by default), and `launch` its queue. `agent`'s hooks are made durable in place.
     """
 
     def __init__(
@@ -195,11 +198,16 @@ class DurableRunner:
                 state_delta=answers.state_delta,
             )
         last = ""
-        async for event in events:
-            listener = self._listeners.get(wfid)
-            if listener is not None:
-                listener.put_nowait(event)
-            last = str(event.object)
+        order, made = step_order.set(StepOrder(wfid)), checkpoints.set(DurableSteps(store))
+        try:  # the run's steps, in their order (and the tasks it starts inherit both)
+            async for event in events:
+                listener = self._listeners.get(wfid)
+                if listener is not None:
+                    listener.put_nowait(event)
+                last = str(event.object)
+        finally:
+            checkpoints.reset(made)
+            step_order.reset(order)
         return last
 
     async def run(

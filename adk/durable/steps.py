@@ -1,30 +1,33 @@
-"""Model attempts and tool calls as DBOS steps: wrappers around an agent's `Model` and tools.
+"""Model attempts and tool calls as DBOS steps: a durable run's `Checkpoints`.
 
-The core stays untouched: `model.generate(request)` and `tool.run(args, ctx)` are what the step
-driver calls, so wrapping them makes each model attempt and each tool call a checkpointed step,
-while the `before_*` / `after_*` hooks around them stay outside the step (docs/durable.md).
-Outside a DBOS workflow a step simply runs, so a wrapped agent also runs under a plain `Runner`.
+The core makes every model attempt and every tool call through the run's `Checkpoints`
+(adk.agents.checkpoints), whichever model (a fallback, a hook's switch) or tool (an MCP server's,
+one of an agent tool's agent), so a durable run sets `DurableSteps` for its workflow and each
+becomes a checkpointed step, with no wrapper around any model or tool. The `before_*` / `after_*`
+hooks around them stay outside the step (their answers are steps of their own: hooks.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adk.agents.base import BaseAgent
-from adk.agents.llm import LlmAgent
 from adk.agents.tool import AgentTool
-from adk.agents.transfer import TransferTool
 from adk.context import ToolContext
 from adk.durable.checkpoint import step
 from adk.durable.hooks import durable_callbacks
 from adk.errors import ToolInterruptedError
-from adk.events import LlmResponse, ToolDeclaration, new_id
+from adk.events import Event, LlmResponse, new_id
+from adk.limits.timeouts import model_bounded, tool_bounded
 from adk.models.base import LlmRequest, Model
 from adk.tools import BaseTool
 
-__all__ = ["DurableModel", "DurableTool", "ToolInterruptedError", "make_durable"]
+if TYPE_CHECKING:
+    from adk.durable.replay import ReplayStore
+
+__all__ = ["DurableSteps", "ToolInterruptedError", "make_durable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,70 +44,47 @@ class _Interrupted:
     """The checkpointed outcome of a cut call that is not run again (it pickles, unlike a closure)."""
 
 
-class DurableModel:
-    """A `Model` whose every `generate` call (one attempt) is a DBOS step.
+class DurableSteps:
+    """The `Checkpoints` of a durable run's workflow over `store` (its `ReplayStore`).
 
-    The step collects the attempt's chunks and checkpoints them; on recovery the recorded chunks
-    (or the recorded error) come back and the model is not called again. A streamed attempt's
-    partial chunks therefore arrive together, when the attempt completes.
+    An attempt is the step `adk.model:<model>`: it collects the model's chunks and checkpoints
+    them (or its error); on recovery they come back and the model is not called again, so a
+    streamed attempt's partial chunks arrive together, when it completes. A tool call is the step
+    `adk.tool:<tool>`, after a start mark `adk.tool.start:<tool>`: a completed call's result is
+    never made again; a call cut mid-body (its mark recorded, its result not) runs again only if
+    the tool is idempotent, else it raises `ToolInterruptedError` (docs/recovery.md's rule). A tool
+    that is not `checkpointed` (an agent tool, a transfer) runs again on recovery.
     """
 
-    def __init__(self, model: Model) -> None:
-        self.model = model
+    def __init__(self, store: ReplayStore) -> None:
+        self.store = store
 
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
-        chunks: list[LlmResponse] = await step(f"adk.model:{self.model.name}", self._attempt, request)
+    async def generate(
+        self, model: Model, request: LlmRequest, limit: float | None
+    ) -> AsyncIterator[LlmResponse]:
+        chunks: list[LlmResponse] = await step(f"adk.model:{model.name}", _attempt, model, request, limit)
         for chunk in chunks:
             yield chunk
 
-    async def _attempt(self, request: LlmRequest) -> list[LlmResponse]:
-        return [chunk async for chunk in self.model.generate(request)]
-
-
-class DurableTool(BaseTool):
-    """A tool whose every call is a DBOS step (after a `started` mark, itself a step).
-
-    A completed call's result is checkpointed and never run again. A call cut mid-body (its mark
-    recorded, its result not) runs again only if the tool is idempotent; else it raises
-    `ToolInterruptedError`, which the model sees as the call's error (docs/recovery.md's rule).
-    """
-
-    def __init__(self, tool: BaseTool) -> None:
-        self.tool = tool
-        self.name = tool.name
-        self.description = tool.description
-        self.idempotent = tool.idempotent
-        self.max_retries = tool.max_retries
-        self.requires_approval = tool.requires_approval
-
-    @property
-    def declaration(self) -> ToolDeclaration:
-        return self.tool.declaration
-
-    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        return self.tool.validate(args)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+    async def run_tool(self, tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> Any:
+        if not tool.checkpointed:
+            return await _bounded(tool, args, ctx)
         nonce = new_id()
-        started = await step(f"adk.tool.start:{self.name}", _same, nonce)
+        started = await step(f"adk.tool.start:{tool.name}", _same, nonce)
         cut = started != nonce  # recorded by an earlier execution that never recorded the result
 
         async def body() -> _Done | _Interrupted:
-            if cut and not self.idempotent:
+            if cut and not tool.idempotent:
                 return _Interrupted()
             invocation = ctx.invocation
             escalated, ended = invocation.escalated, invocation.ended
-            value = await self.tool.run(args, ctx)
+            value = await _bounded(tool, args, ctx)
             return _Done(value, invocation.escalated and not escalated, invocation.ended and not ended)
 
-        outcome = await step(f"adk.tool:{self.name}", body)
+        outcome = await step(f"adk.tool:{tool.name}", body)
         if isinstance(outcome, _Interrupted):
             raise ToolInterruptedError(
-                f"the call to tool {self.name!r} was interrupted (its worker stopped) before its result"
+                f"the call to tool {tool.name!r} was interrupted (its worker stopped) before its result"
                 " was recorded; its effect is unknown: it may or may not have happened"
             )
         if outcome.escalated:  # a recorded call's effects on the run, made again (state comes with its event)
@@ -113,25 +93,47 @@ class DurableTool(BaseTool):
             ctx.end_invocation()
         return outcome.value
 
+    async def handing(self, event: Event) -> None:
+        await self.store.handing(event)
+
+
+async def _attempt(model: Model, request: LlmRequest, limit: float | None) -> list[LlmResponse]:
+    """One attempt's chunks, each within `limit` seconds (its error is the step's, recorded too)."""
+    stream = model.generate(request)
+    chunks: list[LlmResponse] = []
+    try:
+        while True:
+            waiting = anext(stream)
+            try:
+                chunk = await (waiting if limit is None else model_bounded(waiting, model.name, limit))
+            except StopAsyncIteration:
+                return chunks
+            chunks.append(chunk)
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def _bounded(tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> Any:
+    limit = tool.timeout
+    if limit is None:
+        return await tool.run(args, ctx)
+    return await tool_bounded(tool.run(args, ctx), tool.name, limit)
+
 
 async def _same(nonce: str) -> str:
     return nonce
 
 
 def make_durable(agent: BaseAgent) -> BaseAgent:
-    """Wrap, in place, the model and tools of every `LlmAgent` in `agent`'s tree (an agent
-    tool's agent included), and every agent's callbacks (their answers recorded: hooks.py);
-    transfers and agent tools stay as they are: they change the run's context, which a
-    checkpoint does not hold. Wrapping twice does nothing more."""
+    """Record, in place, the answers of the deciding hooks of every agent in `agent`'s tree (an
+    agent tool's agent included): hooks.py. Its models and tools need nothing: `DurableSteps`
+    makes their calls steps. Doing it twice does nothing more."""
     agent.callbacks = durable_callbacks(agent.callbacks)
-    if isinstance(agent, LlmAgent):
-        if not isinstance(agent.model, DurableModel):
-            agent.model = DurableModel(agent.model)
-        for name, tool in list(agent.tools.items()):
-            if isinstance(tool, AgentTool):
-                make_durable(tool.agent)
-            elif not isinstance(tool, DurableTool | TransferTool):
-                agent.tools[name] = DurableTool(tool)
+    for tool in getattr(agent, "tools", {}).values():
+        if isinstance(tool, AgentTool):
+            make_durable(tool.agent)
     for child in agent.sub_agents:
         make_durable(child)
     return agent

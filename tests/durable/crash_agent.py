@@ -4,8 +4,10 @@ request (so that a restarted worker answers the same), and a tool with a counted
 ADK_TEST_BLOCK names where each run stops for the test to kill the worker: `model1` (the first
 model call), `tool` (after the tool's effect, before it returns), `after_tool` (its step
 recorded, its event not stored), `append` (inside the store's append of the tool's event, its
-row committed), `model2` (after the tool completed), or `model3` (for ADK_TEST_SHAPE=loop:
-after a tool escalated); the worker then says `BLOCKED <where>` on stderr and waits forever.
+row committed), `model2` (after the tool completed), `model3` (for ADK_TEST_SHAPE=loop:
+after a tool escalated), or `parallel` (for ADK_TEST_SHAPE=parallel: branch `a`'s first model
+call, once branch `b` has answered); the worker then says `BLOCKED <where>` on stderr and
+waits forever.
 """
 
 from __future__ import annotations
@@ -17,7 +19,17 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from adk import BaseAgent, Cont, FunctionTool, Halt, LlmAgent, LlmResponse, LoopAgent, ToolContext
+from adk import (
+    BaseAgent,
+    Cont,
+    FunctionTool,
+    Halt,
+    LlmAgent,
+    LlmResponse,
+    LoopAgent,
+    ParallelAgent,
+    ToolContext,
+)
 from adk.events import Event
 from adk.limits import Budget
 from adk.models.base import LlmRequest
@@ -93,6 +105,39 @@ class Escalating:
             yield LlmResponse.text("approved", model=self.name)
 
 
+_ANSWERED: dict[str, asyncio.Event] = {}
+"""Per run (its user message): set once branch `b` has answered."""
+
+
+class Branch:
+    """The model of a `ParallelAgent` branch: calls `effect` with the branch's note, then answers.
+    With ADK_TEST_BLOCK=parallel, branch `a`'s first call waits for branch `b`'s answer, then
+    blocks: the worker is killed with `a`'s step in flight and `b`'s, made after it, recorded."""
+
+    def __init__(self, branch: str) -> None:
+        self.branch = branch
+        self.name = f"branch-{branch}"
+
+    async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        run, last = str(request.messages[0].content), request.messages[-1]
+        answered = _ANSWERED.setdefault(run, asyncio.Event())
+        if last.role == "user":
+            if self.branch == "a" and os.environ.get("ADK_TEST_BLOCK") == "parallel":
+                await answered.wait()
+                await _block("parallel")
+            yield call_tool("effect", call_id=f"call-{self.branch}", note=f"{self.branch} {run}")
+        else:
+            answered.set()
+            yield LlmResponse.text(f"{self.branch} done: {last.content}", model=self.name)
+
+
+def branches(effect_tool: Any) -> BaseAgent:
+    """The `parallel` shape: branches `a` and `b`, each calling `effect_tool`."""
+    return ParallelAgent(
+        "crash", sub_agents=[LlmAgent(b, model=Branch(b), tools=[effect_tool]) for b in ("a", "b")]
+    )
+
+
 def approve(ctx: ToolContext) -> str:
     """Approve: ends the loop after this round."""
     ctx.escalate()
@@ -121,14 +166,17 @@ class Gate:
 
 def make(shape: str) -> BaseAgent:
     """`crash` (one agent), `approval` (the same, its tool approved first), `loop` (a loop
-    whose agent escalates), `gate` (its tool calls behind `Gate`) or `budget` (under a
-    session-scoped `Budget` kept in the PostgreSQL store at ADK_TEST_BUDGET_URL), all named `crash`."""
+    whose agent escalates), `gate` (its tool calls behind `Gate`), `budget` (under a
+    session-scoped `Budget` kept in the PostgreSQL store at ADK_TEST_BUDGET_URL) or `parallel`
+    (two branches: `branches`), all named `crash`."""
     if shape == "budget":
         return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[budget(_budget_store())])
     if shape == "gate":
         return LlmAgent("crash", model=Planned(), tools=[effect], callbacks=[Gate()])
     if shape == "approval":  # every call to `effect` waits for a person's approval
         return LlmAgent("crash", model=Planned(), tools=[FunctionTool(effect, requires_approval=True)])
+    if shape == "parallel":
+        return branches(effect)
     if shape == "loop":
         inner = LlmAgent("looped", model=Escalating(), tools=[effect, approve])
         return LoopAgent("crash", max_iterations=3, sub_agents=[inner])

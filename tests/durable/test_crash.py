@@ -47,9 +47,12 @@ def _shape(events: list[Any]) -> list[tuple[str, str, str, tuple[str, ...]]]:
 
 def _plain(note: str) -> list[tuple[str, str, str, tuple[str, ...]]]:
     """A plain run's events (in memory, no worker): what the durable run must store."""
-    stand_in = FunctionTool(_no_effect, name="effect")
-    runner = Runner(crash_agent.LlmAgent("crash", model=crash_agent.Planned(), tools=[stand_in]))
+    runner = Runner(crash_agent.LlmAgent("crash", model=crash_agent.Planned(), tools=[_stand_in()]))
     return _shape(runner.run_sync("u", "plain", note))
+
+
+def _stand_in() -> FunctionTool[..., Any]:
+    return FunctionTool(_no_effect, name="effect")
 
 
 async def _no_effect(note: str) -> str:
@@ -141,6 +144,49 @@ def test_a_killed_worker_s_runs_complete_when_it_comes_back(where: str, tmp_path
             assert _shape(events)[4] == expected[4]
         else:
             assert _shape(events) == expected
+
+
+def test_a_killed_worker_s_parallel_branches_recover_around_the_step_it_left_in_flight(
+    tmp_path: Path,
+) -> None:
+    """Branch `a`'s first model step is in flight at the kill, after it branch `b`'s steps are
+    recorded and its events stored. The restarted worker makes `a`'s step again under its number
+    (a gap in the record), replays `b`'s at theirs, and stores `a`'s events after `b`'s."""
+    counter = tmp_path / "effects"
+    env = {"ADK_TEST_COUNTER": str(counter), "ADK_TEST_SHAPE": "parallel"}
+    with database() as url:
+        first = Worker(url, "w1", {**env, "ADK_TEST_BLOCK": "parallel"})
+        again: Worker | None = None
+        client = DBOSClient(system_database_url=url)
+        try:
+            first.until("adk worker w1: taking runs")
+            for i in range(RUNS):
+                _enqueue(client, i)
+            first.until("BLOCKED parallel", RUNS)
+            first.kill()
+            again = Worker(url, "w1", env)
+            results = [_result(client, i) for i in range(RUNS)]
+            steps = [_steps(client, i) for i in range(RUNS)]
+        finally:
+            client.destroy()
+            first.stop()
+            if again is not None:
+                again.stop()
+        stored = asyncio.run(_stored(url))
+    assert results == ["runner.completion"] * RUNS
+    branch = ["adk.model:branch-{0}@/{0}", "adk.tool.start:effect@/{0}", "adk.tool:effect@/{0}"]
+    made = ["adk.lease", *(s.format(b) for b in "ab" for s in [*branch, branch[0]])]
+    for i in range(RUNS):
+        assert sorted(steps[i]) == sorted(made)  # each once
+        assert steps[i][1] == "adk.model:branch-a@/a"  # under the number it had when it was cut
+    assert sorted(counter.read_text().splitlines()) == sorted(f"{b} n{i}" for b in "ab" for i in range(RUNS))
+    for i in range(RUNS):
+        events = stored[f"s{i}"]
+        assert len({e.id for e in events}) == len(events)
+        plain = Runner(crash_agent.branches(_stand_in())).run_sync("u", "plain", f"n{i}")
+        for b in ("crash.a", "crash.b"):  # how the branches interleave is each run's own
+            assert _shape([e for e in events if e.branch == b]) == _shape([e for e in plain if e.branch == b])
+        assert [e.branch for e in events if e.branch][:2] == ["crash.b"] * 2  # stored before the kill
 
 
 @pytest.mark.parametrize("opened", [False, True])
