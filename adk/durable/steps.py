@@ -8,6 +8,7 @@ Outside a DBOS workflow a step simply runs, so a wrapped agent also runs under a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +18,9 @@ from adk.agents.llm import LlmAgent
 from adk.agents.tool import AgentTool
 from adk.agents.transfer import TransferTool
 from adk.context import ToolContext
-from adk.durable.checkpoint import step
+from adk.durable.checkpoint import step, step_options
 from adk.durable.hooks import durable_callbacks
+from adk.durable.partials import live_chunks
 from adk.errors import ToolInterruptedError
 from adk.events import LlmResponse, ToolDeclaration, new_id
 from adk.models.base import LlmRequest, Model
@@ -45,8 +47,9 @@ class DurableModel:
     """A `Model` whose every `generate` call (one attempt) is a DBOS step.
 
     The step collects the attempt's chunks and checkpoints them; on recovery the recorded chunks
-    (or the recorded error) come back and the model is not called again. A streamed attempt's
-    partial chunks therefore arrive together, when the attempt completes.
+    (or the recorded error) come back and the model is not called again. In a workflow, a
+    streamed attempt's chunks come as the model makes them (its step runs in a task of its own,
+    at a step id reserved in order); elsewhere they arrive together, when the attempt completes.
     """
 
     def __init__(self, model: Model) -> None:
@@ -57,12 +60,29 @@ class DurableModel:
         return self.model.name
 
     async def generate(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
-        chunks: list[LlmResponse] = await step(f"adk.model:{self.model.name}", self._attempt, request)
-        for chunk in chunks:
+        from dbos import DBOS
+
+        name = f"adk.model:{self.model.name}"
+        if not (request.stream and DBOS.workflow_id is not None):
+            chunks: list[LlmResponse] = await step(name, self._attempt, request)
+            for chunk in chunks:
+                yield chunk
+            return
+        live: asyncio.Queue[LlmResponse] = asyncio.Queue()
+        reserved = DBOS.reserve_step()
+        running = asyncio.ensure_future(reserved.run_async(step_options(name), self._attempt, request, live))
+        async for chunk in live_chunks(running, live):
             yield chunk
 
-    async def _attempt(self, request: LlmRequest) -> list[LlmResponse]:
-        return [chunk async for chunk in self.model.generate(request)]
+    async def _attempt(
+        self, request: LlmRequest, live: asyncio.Queue[LlmResponse] | None = None
+    ) -> list[LlmResponse]:
+        chunks = []
+        async for chunk in self.model.generate(request):
+            chunks.append(chunk)
+            if live is not None:
+                live.put_nowait(chunk)
+        return chunks
 
 
 class DurableTool(BaseTool):
