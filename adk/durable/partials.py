@@ -17,6 +17,7 @@ from typing import Any
 
 from adk.durable.checkpoint import step_options
 from adk.events import ErrorInfo, Event, ObjectType, new_id
+from adk.recovery.attempts import sleep
 
 __all__ = ["KEY", "Interleave", "Tap", "live_chunks"]
 
@@ -107,9 +108,8 @@ class Interleave:
             values = DBOS.read_stream_async(self.workflow_id, KEY, offset=self.offset, timeout_seconds=0)
             async for value in values:
                 self._take(value)
-        except Exception as error:  # nothing more yet: DBOSStreamTimeoutError
-            if type(error).__name__ != "DBOSStreamTimeoutError":
-                raise
+        except Exception as error:
+            _nothing_yet(error)
 
     async def wait(self, seconds: float) -> None:
         """Wait for the stream's next value, at most `seconds`."""
@@ -120,8 +120,8 @@ class Interleave:
                 self.workflow_id, KEY, self.offset, timeout_seconds=seconds
             )
         except Exception as error:
-            if type(error).__name__ != "DBOSStreamTimeoutError":
-                raise
+            if _nothing_yet(error):
+                await sleep(seconds)  # no workflow to wake it
         else:
             self._take(value)
 
@@ -154,6 +154,14 @@ class Interleave:
             self.run = value["run"]
             out.append(event)
         return out
+
+
+def _nothing_yet(error: Exception) -> bool:
+    """Raise `error` again unless it says the stream has no value yet, or (True) that the
+    workflow is not there (a handle made before its run was enqueued: the session store decides)."""
+    if type(error).__name__ not in {"DBOSStreamTimeoutError", "DBOSNonExistentWorkflowError"}:
+        raise error
+    return type(error).__name__ == "DBOSNonExistentWorkflowError"
 
 
 def _discarded(event: Event) -> Event:
