@@ -11,15 +11,16 @@ event right after that event, before the next one it reads from the session stor
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from adk.durable.checkpoint import step_options
+from adk.durable.replay import ReplayStore
 from adk.events import ErrorInfo, Event, ObjectType, new_id
 from adk.recovery.attempts import sleep
 
-__all__ = ["KEY", "Interleave", "Tap", "live_chunks"]
+__all__ = ["KEY", "Interleave", "Tap", "live_chunks", "tapped"]
 
 KEY = "adk.partials"
 """The key of a run's stream of partial events, in its workflow."""
@@ -71,6 +72,19 @@ class Tap:
         self.writes.put_nowait(None)
         if self.task is not None:
             await self.task
+
+
+async def tapped(events: AsyncIterator[Event], store: ReplayStore) -> AsyncGenerator[Event, None]:
+    """`events`, a streamed run's (made over `store`), each partial one written to the stream
+    first; the writing step reserved before the run's first step."""
+    tap = Tap()
+    tap.open()
+    try:
+        async for event in events:
+            await tap.see(event, replaying=bool(store.recorded))
+            yield event
+    finally:
+        await tap.close()
 
 
 async def _write(writes: asyncio.Queue[_Write | None]) -> None:

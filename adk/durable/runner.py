@@ -20,7 +20,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.durable.fleet import FLEET
 from adk.durable.hooks import durable_callbacks
-from adk.durable.partials import Interleave, Tap
+from adk.durable.partials import Interleave, tapped
 from adk.durable.replay import ReplayStore
 from adk.durable.steps import make_durable
 from adk.errors import ApprovalError
@@ -215,21 +215,14 @@ class DurableRunner:
                 state_delta=answers.state_delta,
                 stream=stream,
             )
-        tap = Tap() if stream else None
-        if tap is not None:
-            tap.open()  # its step id before the run's first
+        if stream:
+            events = tapped(events, store)
         last = ""
-        try:
-            async for event in events:
-                listener = self._listeners.get(wfid)
-                if listener is not None:
-                    listener.put_nowait(event)
-                if tap is not None:
-                    await tap.see(event, replaying=bool(store.recorded))
-                last = str(event.object)
-        finally:
-            if tap is not None:
-                await tap.close()
+        async for event in events:
+            listener = self._listeners.get(wfid)
+            if listener is not None:
+                listener.put_nowait(event)
+            last = str(event.object)
         return last
 
     async def run(
