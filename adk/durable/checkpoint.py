@@ -24,14 +24,14 @@ from adk.errors import WorkflowMismatchError
 if TYPE_CHECKING:
     from dbos import StepOptions, StepReservation
 
-__all__ = ["StepOrder", "step", "step_order"]
+__all__ = ["StepOrder", "reserved", "step", "step_options", "step_order"]
 
 
 step_order: contextvars.ContextVar[StepOrder | None] = contextvars.ContextVar("adk_step_order", default=None)
 """The order of the steps of the durable run going on (set for its workflow: runner.py)."""
 
 
-def _options(name: str) -> StepOptions:
+def step_options(name: str) -> StepOptions:
     """A step that DBOS never retries: adk's own recovery (`on_model_error`, the retry policy)
     decides, and each attempt it makes is a step of its own."""
     return {"name": name, "retries_allowed": False}
@@ -42,14 +42,24 @@ async def step(name: str, body: Any, *args: Any) -> Any:
     inside a step (an MCP server's sampling during a tool call), simply called."""
     from dbos import DBOS
 
+    if step_order.get() is None or DBOS.step_id is not None:
+        return await DBOS.run_step_async(step_options(name), body, *args)
+    reservation, name = await reserved(name)
+    return await reservation.run_async(step_options(name), body, *args)
+
+
+async def reserved(name: str) -> tuple[StepReservation, str]:
+    """The number step `name` starts under, at its turn on its lane, and its name with the lane:
+    for a step that runs as a task of its own (a streamed attempt, the stream's writer)."""
+    from dbos import DBOS
+
     order = step_order.get()
-    if order is None or DBOS.step_id is not None:
-        return await DBOS.run_step_async(_options(name), body, *args)
+    if order is None:
+        return DBOS.reserve_step(), name
     lane = current_lane()
     if lane:
         name = f"{name}@{lane}"
-    reservation = await order.reserve(name, lane)
-    return await reservation.run_async(_options(name), body, *args)
+    return await order.reserve(name, lane), name
 
 
 class StepOrder:

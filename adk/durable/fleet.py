@@ -63,17 +63,24 @@ async def _run(
     message: Message,
     invocation_id: str,
     state_delta: dict[str, Any] | None = None,
+    stream: bool = False,
 ) -> str:
     runner = FLEET.runners.get(name)
     if runner is None:
         return await FLEET.unknown(name, user_id, session_id, invocation_id)
-    return await runner.execute(user_id, session_id, message, invocation_id, None, state_delta)
+    return await runner.execute(user_id, session_id, message, invocation_id, None, state_delta, stream)
 
 
 async def _answer(
-    name: str, user_id: str, session_id: str, message: Message, invocation_id: str, answers: Any
+    name: str,
+    user_id: str,
+    session_id: str,
+    message: Message,
+    invocation_id: str,
+    answers: Any,
+    stream: bool = False,
 ) -> str:
     runner = FLEET.runners.get(name)
     if runner is None:
         return await FLEET.unknown(name, user_id, session_id, invocation_id)
-    return await runner.execute(user_id, session_id, message, invocation_id, answers)
+    return await runner.execute(user_id, session_id, message, invocation_id, answers, stream=stream)

@@ -23,6 +23,7 @@ from adk.callbacks.registry import Callbacks
 from adk.durable.checkpoint import StepOrder, step_order
 from adk.durable.fleet import FLEET
 from adk.durable.hooks import durable_callbacks
+from adk.durable.partials import Interleave, tapped
 from adk.durable.replay import ReplayStore
 from adk.durable.steps import DurableSteps, make_durable
 from adk.errors import ApprovalError
@@ -92,19 +93,31 @@ class RunHandle:
         ran = ran[: ended + 1]
         return ran if after is None else ran[_index(ran, after, self) + 1 :]
 
-    async def follow(self, after: str | None = None, *, poll: float = 0.1) -> AsyncGenerator[Event, None]:
+    async def follow(
+        self, after: str | None = None, *, poll: float = 0.1, partials: bool = False
+    ) -> AsyncGenerator[Event, None]:
         """The run's events as whichever worker runs it stores them, until it ends: from the one
         after the event `after` (a client that reconnects passes the id of the last it saw),
-        each once. The session is read every `poll` seconds while the run goes on."""
+        each once. The session is read every `poll` seconds while the run goes on. With
+        `partials` (a run submitted with `stream=True`), its partial events too, as the worker
+        streams them, each before the complete event that follows it in the run (those before
+        `after` are not given again)."""
         seen = after
+        placed = Interleave(self.workflow_id, after) if partials else None
         while True:
             ended = await self.status() in _ENDED  # before reading: what it stored is then there
-            for event in await self.events(seen):
-                seen = event.id
+            stored = await self.events(seen)
+            if placed is not None:
+                await placed.read()  # after the store: every partial placed before those is there
+            for event in stored if placed is None else placed.place(stored):
+                seen = seen if event.is_partial else event.id
                 yield event
             if ended:
                 return
-            await sleep(poll)
+            if placed is None:
+                await sleep(poll)
+            else:
+                await placed.wait(poll)
 
 
 class DurableRunner:
@@ -173,10 +186,12 @@ class DurableRunner:
         invocation_id: str,
         answers: _Answers | None = None,
         state_delta: dict[str, Any] | None = None,
+        stream: bool = False,
     ) -> str:
         """A workflow's body (adk/durable/fleet.py): the invocation, run (or, on recovery, run
         again over its record), with the caller's `state_delta`; or, with `answers`, the paused
-        invocation's calls answered and the invocation gone on with."""
+        invocation's calls answered and the invocation gone on with. With `stream`, its models
+        stream and its partial events go to the workflow's stream (adk/durable/partials.py)."""
         from dbos import DBOS
 
         since = answers.since if answers is not None else None
@@ -187,7 +202,12 @@ class DurableRunner:
         )
         if answers is None:
             events = runner.run(
-                user_id, session_id, message, invocation_id=invocation_id, state_delta=state_delta
+                user_id,
+                session_id,
+                message,
+                invocation_id=invocation_id,
+                state_delta=state_delta,
+                stream=stream,
             )
         else:
             events = runner.run(
@@ -196,7 +216,10 @@ class DurableRunner:
                 approvals=answers.approvals,
                 tool_results=answers.tool_results,
                 state_delta=answers.state_delta,
+                stream=stream,
             )
+        if stream:
+            events = tapped(events, store)
         last = ""
         order, made = step_order.set(StepOrder(wfid)), checkpoints.set(DurableSteps(store))
         try:  # the run's steps, in their order (and the tasks it starts inherit both)
@@ -220,15 +243,17 @@ class DurableRunner:
         approvals: Mapping[str, Answer] | None = None,
         tool_results: Mapping[str, Any] | None = None,
         state_delta: Mapping[str, Any] | None = None,
+        stream: bool = False,
     ) -> AsyncGenerator[Event, None]:
         """Run the agent on `message` as a workflow started here, yielding its events as they
         happen; or, with `approvals` / `tool_results`, answer the session's paused run (a workflow
         of its own, whichever process answers). `state_delta`: the caller's change to the
-        session's state, stored first (as `Runner.run` does). A workflow of that id that already
+        session's state, stored first (as `Runner.run` does). `stream`: the models stream, and
+        their partial events come too (as `Runner.run`'s). A workflow of that id that already
         ran yields nothing again."""
         from dbos import DBOS, SetWorkflowID
 
-        asked = _Asked(message, invocation_id, approvals, tool_results, dict(state_delta or {}))
+        asked = _Asked(message, invocation_id, approvals, tool_results, dict(state_delta or {}), stream)
         options, workflow, args = await self._asked(user_id, session_id, asked)
         wfid = options["workflow_id"]
         listener: asyncio.Queue[Event] = asyncio.Queue()
@@ -246,20 +271,25 @@ class DurableRunner:
     ) -> tuple[EnqueueOptions, Callable[..., Coroutine[Any, Any, str]], tuple[Any, ...]]:
         """The workflow that runs what is asked (a message, or answers), its options and
         arguments: a run's are `(name, user_id, session_id, Message, invocation_id)`, followed by
-        the state delta if there is one (a `DBOSClient` enqueues the five alone)."""
+        the state delta if there is one (a `DBOSClient` enqueues the five alone), then True if
+        it streams; an answer's are the same five, its `_Answers`, then True if it streams."""
         if asked.approvals is None and asked.tool_results is None:
             if asked.message is None:
                 raise ValueError(
                     "DurableRunner: give a message, or approvals / tool_results for a paused run"
                 )
             inv = asked.invocation_id or new_id()
-            delta = (asked.state_delta,) if asked.state_delta else ()
+            delta: tuple[Any, ...] = (asked.state_delta,) if asked.state_delta else ()
+            if asked.stream:
+                delta = (asked.state_delta or None, True)
             args = (self.name, user_id, session_id, _message(asked.message), inv, *delta)
             return enqueue_options(self.name, user_id, session_id, inv), self._workflow, args
         answers = await self._answers(user_id, session_id, asked)
         inv, since = answers.invocation_id, answers.since
         options = enqueue_options(self.name, user_id, session_id, inv, since=since)
-        return options, self._answer, (self.name, user_id, session_id, Message.user(""), inv, answers)
+        streams = (True,) if asked.stream else ()
+        args = (self.name, user_id, session_id, Message.user(""), inv, answers, *streams)
+        return options, self._answer, args
 
     async def _answers(self, user_id: str, session_id: str, asked: _Asked) -> _Answers:
         """The answers to the session's paused run, and where it paused; `ApprovalError` if none is."""
@@ -282,16 +312,18 @@ class DurableRunner:
         approvals: Mapping[str, Answer] | None = None,
         tool_results: Mapping[str, Any] | None = None,
         state_delta: Mapping[str, Any] | None = None,
+        stream: bool = False,
     ) -> RunHandle:
         """Enqueue a run on the runner's DBOS queue (any worker of the fleet takes it), or the
-        answers to the session's paused run, and return its handle; `state_delta` as in `run`.
+        answers to the session's paused run, and return its handle; `state_delta` as in `run`;
+        `stream`: its models stream, their partial events written for `RunHandle.follow`.
         Submitting the same `invocation_id` again (the same pause's answers) returns the same run."""
         from dbos import DBOS
 
-        asked = _Asked(message, invocation_id, approvals, tool_results, dict(state_delta or {}))
+        asked = _Asked(message, invocation_id, approvals, tool_results, dict(state_delta or {}), stream)
         options, _, args = await self._asked(user_id, session_id, asked)
         await DBOS.enqueue_workflow_with_options_async(options, *args)
-        since = args[5].since if isinstance(args[-1], _Answers) else None
+        since = args[5].since if len(args) > 5 and isinstance(args[5], _Answers) else None
         return RunHandle(options["workflow_id"], args[4], user_id, session_id, self, since)
 
     async def continued(self, user_id: str, session_id: str, after: str) -> tuple[RunHandle, list[Event]]:
@@ -358,6 +390,7 @@ class _Asked:
     approvals: Mapping[str, Answer] | None
     tool_results: Mapping[str, Any] | None
     state_delta: dict[str, Any]
+    stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)

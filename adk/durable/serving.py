@@ -1,6 +1,6 @@
 """`QueuedRunner`: a `Runner` for the surfaces (`adk serve --durable`, `adk web --durable`) whose
 runs go on the durable queue; it streams each run's events from the session store as whichever
-worker runs it stores them."""
+worker runs it stores them, and a streamed run's partial events from its DBOS stream."""
 
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ class QueuedRunner(Runner):
         timeout: float | None = None,  # noqa: ASYNC109 (Runner.run's option, refused here)
     ) -> AsyncGenerator[Event, None]:
         """Submit the run (or the answers to the session's paused run), with the caller's
-        `state_delta`, and follow its events. `stream` is ignored (a worker's partial chunks are
-        not stored); the other per-run options are refused by name, since a queued run does not
-        take them."""
+        `state_delta`, and follow its events; with `stream`, the worker's models stream and their
+        partial events come too, as a plain runner's. The other per-run options are refused by
+        name, since a queued run does not take them."""
         asked = {
             "callbacks": bool(callbacks),
             "agent": agent is not None,
@@ -71,14 +71,16 @@ class QueuedRunner(Runner):
             approvals=approvals,
             tool_results=tool_results,
             state_delta=state_delta,
+            stream=stream,
         )
-        async for event in handle.follow(poll=self.poll):
+        async for event in handle.follow(poll=self.poll, partials=stream):
             yield event
 
     async def continued(
         self, user_id: str, session_id: str, after: str
     ) -> tuple[list[Event], AsyncGenerator[Event, None]]:
         """For a client that reconnects (adk.agui.resume): the run of the session's event `after`,
-        its events up to that one and the rest as they are stored, whichever worker runs it."""
+        its events up to that one and the rest as they are stored, whichever worker runs it
+        (with the partial events of a streamed run's calls not completed by then)."""
         handle, seen = await self.durable.continued(user_id, session_id, after)
-        return seen, handle.follow(after, poll=self.poll)
+        return seen, handle.follow(after, poll=self.poll, partials=True)

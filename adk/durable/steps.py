@@ -9,6 +9,7 @@ hooks around them stay outside the step (their answers are steps of their own: h
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from adk.agents.base import BaseAgent
 from adk.agents.tool import AgentTool
 from adk.context import ToolContext
-from adk.durable.checkpoint import step
+from adk.durable.checkpoint import reserved, step, step_options
 from adk.durable.hooks import durable_callbacks
+from adk.durable.partials import live_chunks
 from adk.errors import ToolInterruptedError
 from adk.events import Event, LlmResponse, new_id
 from adk.limits.timeouts import model_bounded, tool_bounded
@@ -48,12 +50,14 @@ class DurableSteps:
     """The `Checkpoints` of a durable run's workflow over `store` (its `ReplayStore`).
 
     An attempt is the step `adk.model:<model>`: it collects the model's chunks and checkpoints
-    them (or its error); on recovery they come back and the model is not called again, so a
-    streamed attempt's partial chunks arrive together, when it completes. A tool call is the step
-    `adk.tool:<tool>`, after a start mark `adk.tool.start:<tool>`: a completed call's result is
-    never made again; a call cut mid-body (its mark recorded, its result not) runs again only if
-    the tool is idempotent, else it raises `ToolInterruptedError` (docs/recovery.md's rule). A tool
-    that is not `checkpointed` (an agent tool, a transfer) runs again on recovery.
+    them (or its error); on recovery they come back and the model is not called again. In a
+    workflow, a streamed attempt's chunks come as the model makes them (its step runs in a task of
+    its own, at the number reserved for it); elsewhere they arrive together, when it completes. A
+    tool call is the step `adk.tool:<tool>`, after a start mark `adk.tool.start:<tool>`: a
+    completed call's result is never made again; a call cut mid-body (its mark recorded, its
+    result not) runs again only if the tool is idempotent, else it raises `ToolInterruptedError`
+    (docs/recovery.md's rule). A tool that is not `checkpointed` (an agent tool, a transfer) runs
+    again on recovery.
     """
 
     def __init__(self, store: ReplayStore) -> None:
@@ -62,8 +66,20 @@ class DurableSteps:
     async def generate(
         self, model: Model, request: LlmRequest, limit: float | None
     ) -> AsyncIterator[LlmResponse]:
-        chunks: list[LlmResponse] = await step(f"adk.model:{model.name}", _attempt, model, request, limit)
-        for chunk in chunks:
+        from dbos import DBOS
+
+        name = f"adk.model:{model.name}"
+        if not (request.stream and DBOS.workflow_id is not None and DBOS.step_id is None):
+            chunks: list[LlmResponse] = await step(name, _attempt, model, request, limit)
+            for chunk in chunks:
+                yield chunk
+            return
+        live: asyncio.Queue[LlmResponse] = asyncio.Queue()
+        reservation, name = await reserved(name)
+        running = asyncio.ensure_future(
+            reservation.run_async(step_options(name), _attempt, model, request, limit, live)
+        )
+        async for chunk in live_chunks(running, live):
             yield chunk
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> Any:
@@ -97,8 +113,11 @@ class DurableSteps:
         await self.store.handing(event)
 
 
-async def _attempt(model: Model, request: LlmRequest, limit: float | None) -> list[LlmResponse]:
-    """One attempt's chunks, each within `limit` seconds (its error is the step's, recorded too)."""
+async def _attempt(
+    model: Model, request: LlmRequest, limit: float | None, live: asyncio.Queue[LlmResponse] | None = None
+) -> list[LlmResponse]:
+    """One attempt's chunks, each within `limit` seconds (its error is the step's, recorded too),
+    each also put in `live` as it comes, if given."""
     stream = model.generate(request)
     chunks: list[LlmResponse] = []
     try:
@@ -109,6 +128,8 @@ async def _attempt(model: Model, request: LlmRequest, limit: float | None) -> li
             except StopAsyncIteration:
                 return chunks
             chunks.append(chunk)
+            if live is not None:
+                live.put_nowait(chunk)
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:

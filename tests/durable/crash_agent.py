@@ -4,10 +4,10 @@ request (so that a restarted worker answers the same), and a tool with a counted
 ADK_TEST_BLOCK names where each run stops for the test to kill the worker: `model1` (the first
 model call), `tool` (after the tool's effect, before it returns), `after_tool` (its step
 recorded, its event not stored), `append` (inside the store's append of the tool's event, its
-row committed), `model2` (after the tool completed), `model3` (for ADK_TEST_SHAPE=loop:
-after a tool escalated), or `parallel` (for ADK_TEST_SHAPE=parallel: branch `a`'s first model
-call, once branch `b` has answered); the worker then says `BLOCKED <where>` on stderr and
-waits forever.
+row committed), `model2` (after the tool completed), `stream` (a streamed answer, after its
+first chunk), `model3` (for ADK_TEST_SHAPE=loop: after a tool escalated), or `parallel` (for
+ADK_TEST_SHAPE=parallel: branch `a`'s first model call, once branch `b` has answered); the
+worker then says `BLOCKED <where>` on stderr and waits forever.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ async def _hold() -> None:
 
 
 class Planned:
-    """Calls `effect` once, then answers with what it returned."""
+    """Calls `effect` once, then answers with what it returned; word by word when asked to stream."""
 
     name = "planned"
 
@@ -65,10 +65,15 @@ class Planned:
         if last.role == "user":
             await _block("model1")
             await _hold()
-            yield call_tool("effect", call_id="call-1", note=str(last.content))
+            response = call_tool("effect", call_id="call-1", note=str(last.content))
         else:
             await _block("model2")
-            yield LlmResponse.text(f"done: {last.content}", model=self.name)
+            response = LlmResponse.text(f"done: {last.content}", model=self.name)
+        for i, chunk in enumerate(response.word_chunks() if request.stream else ()):
+            yield chunk
+            if i == 0 and response.content:
+                await _block("stream")
+        yield response
 
 
 def _write(note: str, file: str = "ADK_TEST_COUNTER") -> None:

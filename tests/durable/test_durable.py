@@ -75,6 +75,20 @@ async def test_a_durable_run_yields_a_plain_run_s_events_and_stores_them_as_yiel
     assert effects == [3]
 
 
+async def test_a_streamed_durable_run_yields_a_plain_streamed_run_s_partial_chunks(started: Launch) -> None:
+    store = InMemorySessionService()
+    runner = DurableRunner(_agent(_script(), []), session_service=store, name="calc-streamed")
+    await started(runner)
+    events = [e async for e in runner.run("u", "s", "1+2?", invocation_id="i1", stream=True)]
+    plain_runner = Runner(_agent(_script(), []), session_service=InMemorySessionService())
+    plain = [e async for e in plain_runner.run("u", "s", "1+2?", stream=True)]
+    session = await store.get("u", "s")
+    assert session is not None
+    assert session.events == [e for e in events if not e.is_partial]
+    assert [(e.is_partial, e.content) for e in events] == [(e.is_partial, e.content) for e in plain]
+    assert [e.content for e in events if e.is_partial] == ["", "three"]  # the call's arguments, the answer
+
+
 async def test_a_durable_run_stores_the_caller_s_state_delta_first_as_a_plain_run_does(
     started: Launch,
 ) -> None:
