@@ -5,8 +5,7 @@ queued runs of one session never overlap; a system database that cannot be reach
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
-from pathlib import Path
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ pytest.importorskip("dbos")
 from dbos import DBOS
 
 from adk import Approve, FunctionTool, LlmAgent, ObjectType, Runner
-from adk.durable import DurableError, DurableRunner, WorkflowMismatchError, launch, shutdown, workflow_id
+from adk.durable import DurableError, DurableRunner, WorkflowMismatchError, launch, workflow_id
 from adk.durable.budgets import DurableBudgetStore, durable_budgets
 from adk.durable.replay import ReplayStore
 from adk.errors import ApprovalError
@@ -26,15 +25,6 @@ from adk.sessions.memory import InMemorySessionService
 from adk.testing import ScriptedModel, call_tool
 
 Launch = Callable[[DurableRunner], Coroutine[Any, Any, None]]
-
-
-@pytest.fixture
-async def started(tmp_path: Path) -> AsyncIterator[Launch]:
-    async def start(runner: DurableRunner) -> None:
-        await launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", runners=[runner], executor_id="test")
-
-    yield start
-    shutdown()
 
 
 def _agent(model: ScriptedModel, effects: list[int]) -> LlmAgent:

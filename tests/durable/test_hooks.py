@@ -5,8 +5,7 @@ workflow past its last step (DBOS runs the workflow again over every recorded st
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Coroutine
-from pathlib import Path
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -17,21 +16,12 @@ from dbos import DBOS
 
 from adk import Cont, Fallback, Halt, LlmAgent, Retry
 from adk.context import ModelContext, ToolContext
-from adk.durable import DurableRunner, launch, shutdown, workflow_id
+from adk.durable import DurableRunner, workflow_id
 from adk.events import LlmResponse
 from adk.sessions.memory import InMemorySessionService
 from adk.testing import ScriptedModel, call_tool
 
 Launch = Callable[[DurableRunner], Coroutine[Any, Any, None]]
-
-
-@pytest.fixture
-async def started(tmp_path: Path) -> AsyncIterator[Launch]:
-    async def start(runner: DurableRunner) -> None:
-        await launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", runners=[runner], executor_id="test")
-
-    yield start
-    shutdown()
 
 
 def _add(effects: list[int]) -> Callable[..., int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from dbos import DBOS
 
 from adk import BaseAgent, Cont, LlmAgent, LlmResponse, ParallelAgent, Runner
 from adk.context import ModelContext, RunContext
-from adk.durable import DurableRunner, launch, shutdown, workflow_id
+from adk.durable import DurableRunner, workflow_id
 from adk.durable.replay import ReplayStore
 from adk.events import Choice, Event, Message, ToolCall
 from adk.mcp import McpToolset
@@ -38,15 +38,6 @@ from adk.testing import ScriptedModel, call_tool, transfer_to
 ROOT = Path(__file__).resolve().parents[2]
 
 Launch = Callable[[DurableRunner], Coroutine[Any, Any, None]]
-
-
-@pytest.fixture
-async def started(tmp_path: Path) -> AsyncIterator[Launch]:
-    async def start(runner: DurableRunner) -> None:
-        await launch(f"sqlite:///{tmp_path / 'dbos.sqlite'}", runners=[runner], executor_id="test")
-
-    yield start
-    shutdown()
 
 
 async def _recovered(wfid: str) -> Any:
