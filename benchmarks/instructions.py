@@ -26,6 +26,7 @@ RUNS = {
     # name: (iterations, the body of `async def main(n)`)
     "S1": (1000, "r = runner.make_runner('S1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S2": (1000, "r = runner.make_runner('S2')\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "B0": (1000, "r = budget.make_runner(False)\n    for i in range(n): await runner.one_run(r, str(i))"),
     "B1": (1000, "r = budget.make_runner(True)\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3.1": (500, "r = runner.make_runner('S3.1')\n    for i in range(n): await runner.one_run(r, str(i))"),
