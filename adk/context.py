@@ -230,6 +230,9 @@ class Invocation:
         """The callbacks that apply to `agent`: the runner's, the agent's, the run's, in that order."""
         if self._hooks is None:  # neither the runner nor the run has callbacks
             return agent.callbacks
+        outer, run = self._outer, self._run_callbacks
+        if outer is not None and not agent.callbacks.objects and (run is None or not run.objects):
+            return outer  # the runner's alone: the same object every run, which the agent's caches key on
         hooks = self._hooks.get(id(agent))
         if hooks is None:
             hooks = agent.callbacks

@@ -20,17 +20,20 @@ from adk.callbacks.registry import decided_by
 from adk.callbacks.results import Cont, Halt, Raise
 from adk.errors import BudgetExceededError
 from adk.events import Usage
+from adk.limits.ledger import RunUse
 from adk.limits.metered import Reservation
 from adk.limits.options import LIMITS, Scope, UnknownModel, check_limits, check_options, check_prices
 from adk.limits.usage import estimate_tokens
-from adk.models.base import LlmRequest, new_request
+from adk.models.base import LlmRequest
 from adk.recovery.attempts import judging
-from adk.sessions.budgets import BudgetStore, Ledger
+from adk.sessions.budgets import BudgetStore
 
 if TYPE_CHECKING:
     from adk.context import Invocation, ModelContext, ToolContext
 
 __all__ = ["Budget"]
+
+_new = object.__new__
 
 _RACES = 16
 """How many times a stored reservation is recomputed when another worker changed the use first."""
@@ -75,12 +78,15 @@ class Budget:
         self.store = store if scope != "run" else None
         self.name = name
         self._key = f"adk.limits.budget:{name}:{id(self)}"
-        self._warned = self._key + ":warned"
         self._caps = tuple(self.limits.get(name) for name in _ROOM)
         """The limits of `_ROOM`, None for one not set."""
         self._bounded = any(cap is not None for cap in self._caps)
         self._lines = tuple((name, self.warn_at * cap) for name, cap in self.limits.items())
         """Where each limit's warning is due."""
+        self._quiet = tuple(self.warn_at * cap if cap is not None else math.inf for cap in self._caps)
+        """The warning lines of `_ROOM`'s limits (inf: none): below them all, a settlement warns of
+        nothing, unless the budget caps tools."""
+        self._tools_capped = any(name not in _ROOM for name in self.limits)
         self._by = decided_by(self, "after_model")
         """Who the warnings are by: they go on the call's event as its attempt is settled, which
         is after the model answered (the name `after_model` keeps the decision's meaning)."""
@@ -93,33 +99,33 @@ class Budget:
     async def reserve_attempt(self, invocation: Invocation, model: str, request: LlmRequest) -> Reservation:
         """Reserve an attempt's worst case and lower its `max_tokens` to what is left; a
         `BudgetExceededError` (to `on_model_error`) when it cannot be afforded at all."""
-        ledger = self._ledger(invocation)
+        use = self._use(invocation)
         if self.store is not None:
-            return await self._reserve_stored(invocation, ledger, model, request)
-        # a run's ledger: checked and taken without an await between (parallel branches)
-        used = ledger.used
+            return await self._reserve_stored(invocation, use, model, request)
+        # the run's use: checked and taken without an await between (parallel branches)
         prompt = estimate_tokens(request)
         price = self.prices.get(model)
         if price is None:
-            self._unpriced(used, model)
-        tokens = self._room(used, price, prompt, request.max_tokens) if self._bounded else request.max_tokens
-        sent = lowered(request, tokens)
-        reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
-        reserved.charge(used)
+            self._unpriced(use, model)
+        tokens = self._room(use, price, prompt, request.max_tokens) if self._bounded else request.max_tokens
+        reserved = Reservation(
+            self, invocation, use, model, lowered(request, tokens), (prompt, tokens or 0), price
+        )
+        reserved.charge()
         return reserved
 
     async def _reserve_stored(
-        self, invocation: Invocation, ledger: Ledger, model: str, request: LlmRequest
+        self, invocation: Invocation, use: RunUse, model: str, request: LlmRequest
     ) -> Reservation:
         prompt = estimate_tokens(request)
         for _ in range(_RACES):  # another worker may take what was left between the read and the reservation
-            used = await self.used(invocation)
+            used = RunUse(use.priced, await self.used(invocation))
             price = self.prices.get(model)
             if price is None:
                 self._unpriced(used, model)
             tokens = self._room(used, price, prompt, request.max_tokens)
             sent = lowered(request, tokens)
-            reserved = Reservation(self, invocation, ledger, model, sent, (prompt, tokens or 0), price)
+            reserved = Reservation(self, invocation, use, model, sent, (prompt, tokens or 0), price)
             if await self.reserve(invocation, reserved.amounts()) is None:
                 return reserved
         raise BudgetExceededError(
@@ -150,18 +156,14 @@ class Budget:
             f"budget {self.name!r} refused the call to {tool}: {over} {spent:g} of {self.limits[over]:g}"
         )
 
-    # the ledger: the run's, on the invocation, or the store's
+    # the use: the run's, on the invocation, or the store's
 
-    def _ledger(self, invocation: Invocation) -> Ledger:
-        ledger = invocation.get_state(self._key)
-        if ledger is None:
-            ledger = Ledger()
-            # every model call's keys from the start: a reservation adds to them without a test
-            ledger.used = {"model_calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "total_tokens": 0.0}
-            if self.prices:
-                ledger.used["usd"] = 0.0
-            invocation.set_state(self._key, ledger)
-        return ledger  # type: ignore[no-any-return]  # only this budget sets its key
+    def _use(self, invocation: Invocation) -> RunUse:
+        use = invocation.get_state(self._key)
+        if use is None:
+            use = RunUse(bool(self.prices))
+            invocation.set_state(self._key, use)
+        return use  # type: ignore[no-any-return]  # only this budget sets its key
 
     def _scope_key(self, invocation: Invocation) -> str:
         session = invocation.session
@@ -176,59 +178,58 @@ class Budget:
     async def used(self, invocation: Invocation) -> dict[str, float]:
         """What this budget has used in `invocation`'s scope: spent plus reserved, per limit."""
         if self.store is None:
-            return dict(self._ledger(invocation).used)
+            return self._use(invocation).as_dict()
         return await self.store.budget_used(self._scope_key(invocation))
 
     def report(self, invocation: Invocation) -> dict[str, float]:
         """This run's use (run scope: the budget's own; else what this run reserved and settled)."""
-        return dict(self._ledger(invocation).used)
+        return self._use(invocation).as_dict()
 
     async def reserve(self, invocation: Invocation, amounts: Mapping[str, float]) -> str | None:
         """Add `amounts` unless one crosses its limit: then return that limit's name."""
         if self.store is None:
-            return self._ledger(invocation).reserve(amounts, self.limits)
+            return self._use(invocation).reserve(amounts, self.limits)
         over = await self.store.reserve_budget(self._scope_key(invocation), amounts, self.limits)
         if over is None:
-            self._ledger(invocation).adjust(amounts)
+            self._use(invocation).add(amounts)
         return over
 
     async def adjust(self, invocation: Invocation, amounts: Mapping[str, float]) -> None:
         """Add `amounts` (negative ones release) to the use."""
-        self._ledger(invocation).adjust(amounts)
+        self._use(invocation).add(amounts)
         if self.store is not None:
             await self.store.adjust_budget(self._scope_key(invocation), amounts)
 
     def _room(
-        self, used: Mapping[str, float], price: tuple[float, float] | None, prompt: int, asked: int | None
+        self, used: RunUse, price: tuple[float, float] | None, prompt: int, asked: int | None
     ) -> int | None:
         """The `max_tokens` a call may have (None: unbounded): what the request asks, lowered to
         what each limit has left; a `BudgetExceededError` when not one token is left."""
         room, binding = math.inf if asked is None else float(asked), "max_tokens"
         total, inputs, output, usd, calls = self._caps
         # written out, limit by limit in `_ROOM`'s order: a loop costs twice as much
-        if total is not None and (out := total - used.get("total_tokens", 0.0) - prompt) < room:
+        if total is not None and (out := total - used.total_tokens - prompt) < room:
             room, binding = out, "total_tokens"
-        if inputs is not None and inputs - used.get("input_tokens", 0.0) < prompt and room > -1.0:
+        if inputs is not None and inputs - used.input_tokens < prompt and room > -1.0:
             room, binding = -1.0, "input_tokens"  # the prompt alone crosses it
-        if output is not None and (out := output - used.get("output_tokens", 0.0)) < room:
+        if output is not None and (out := output - used.output_tokens) < room:
             room, binding = out, "output_tokens"
-        if usd is not None and (out := _usd_room(usd - used.get("usd", 0.0), price, prompt)) < room:
+        if usd is not None and (out := _usd_room(usd - used.usd, price, prompt)) < room:
             room, binding = out, "usd"
-        if calls is not None and calls - used.get("model_calls", 0.0) < 1 and room > -1.0:
+        if calls is not None and calls - used.model_calls < 1 and room > -1.0:
             room, binding = -1.0, "model_calls"
         if room < 1:
             raise self._refusal(used, binding)
         return None if room == math.inf else math.floor(room)
 
-    def _unpriced(self, used: Mapping[str, float], model: str) -> None:
+    def _unpriced(self, used: RunUse, model: str) -> None:
         """Refuse a call of a model without a price, when `usd` is limited and such are refused."""
         if "usd" in self.limits and self.unknown_model == "refuse":
-            spent = used.get("usd", 0.0)
             raise BudgetExceededError(
                 self.name,
                 "usd",
                 self.limits["usd"],
-                spent,
+                used.usd,
                 f"budget {self.name!r} has no price for model {model!r}",
             )
 
@@ -239,45 +240,52 @@ class Budget:
             return None
         return usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]
 
-    def _refusal(self, used: Mapping[str, float], limit: str) -> BudgetExceededError:
+    def _refusal(self, used: RunUse, limit: str) -> BudgetExceededError:
         allowed = self.limits.get(limit, 0.0)
-        return BudgetExceededError(self.name, limit, allowed, used.get(limit, 0.0))
+        return BudgetExceededError(self.name, limit, allowed, used.get(limit))
 
-    def warnings(self, invocation: Invocation, model: str, used: Mapping[str, float]) -> list[BudgetWarning]:
-        """A warning for each limit of which `warn_at` is used, once per limit and run."""
+    def quiet(self, used: RunUse) -> bool:
+        """Whether `used` is below every warning line (as nearly every settlement is)."""
+        total, inputs, output, usd, calls = self._quiet
+        return not self._tools_capped and (
+            used.total_tokens < total
+            and used.input_tokens < inputs
+            and used.output_tokens < output
+            and used.usd < usd
+            and used.model_calls < calls
+        )
+
+    def warnings(self, model: str, used: RunUse, run: RunUse) -> list[BudgetWarning]:
+        """A warning for each limit of which `warn_at` is `used`, once per limit and `run`."""
         notes: list[BudgetWarning] = []
         for name, line in self._lines:
-            if used.get(name, 0.0) >= line:
-                warned: set[str] | None = invocation.get_state(self._warned)
-                if warned is None:
-                    warned = set()
-                    invocation.set_state(self._warned, warned)
-                if name not in warned:
-                    warned.add(name)
-                    notes.append(self.note(model, name, "", used))
+            if name not in run.warned and used.get(name) >= line:
+                run.warned += (name,)
+                notes.append(self.note(model, name, "", used))
         return notes
 
-    def note(self, model: str, limit: str, note: str, used: Mapping[str, float]) -> BudgetWarning:
+    def note(self, model: str, limit: str, note: str, used: RunUse) -> BudgetWarning:
         """A `BudgetWarning` on `limit`, by this budget, about a call of `model`."""
         allowed = self.limits.get(limit, 0.0)
-        return BudgetWarning(
-            self._by, f"model:{model}", self.name, limit, allowed, used.get(limit, 0.0), note
-        )
+        return BudgetWarning(self._by, f"model:{model}", self.name, limit, allowed, used.get(limit), note)
 
 
 def lowered(request: LlmRequest, max_tokens: int | None) -> LlmRequest:
-    """`request` with `max_tokens`: a copy made through `new_request`, a third of what
-    `dataclasses.replace` costs (tests/limits check that it keeps every other field)."""
+    """`request` with `max_tokens`: a copy set slot by slot, a fifth of what `dataclasses.replace`
+    costs (tests/limits check that it keeps every other field)."""
     if max_tokens == request.max_tokens:
         return request
-    sent = new_request(
-        request.instruction, request.messages, request.tools, request.stream, request.response_format
-    )
+    sent: LlmRequest = _new(LlmRequest)
     sent.model = request.model
+    sent.instruction = request.instruction
+    sent.messages = request.messages
+    sent.tools = request.tools
+    sent.stream = request.stream
     sent.temperature = request.temperature
-    sent.tool_choice = request.tool_choice
-    sent.usage_anchor = request.usage_anchor
     sent.max_tokens = max_tokens
+    sent.tool_choice = request.tool_choice
+    sent.response_format = request.response_format
+    sent.usage_anchor = request.usage_anchor
     return sent
 
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from adk.callbacks.decisions import BudgetWarning
 from adk.events import LlmResponse
+from adk.limits.ledger import RunUse
 from adk.models.base import LlmRequest
-from adk.sessions.budgets import Ledger
 
 if TYPE_CHECKING:
     from adk.context import Invocation
@@ -28,13 +28,13 @@ class Reservation:
     """What one attempt reserved: the prompt's estimate, the output tokens it may use (its
     `max_tokens`), their price, and `request`, the request to send."""
 
-    __slots__ = ("budget", "invocation", "ledger", "model", "price", "prompt", "request", "tokens", "usd")
+    __slots__ = ("budget", "invocation", "model", "price", "prompt", "request", "tokens", "usd", "use")
 
     def __init__(
         self,
         budget: Budget,
         invocation: Invocation,
-        ledger: Ledger,
+        use: RunUse,
         model: str,
         request: LlmRequest,
         counts: tuple[int, int],
@@ -42,8 +42,8 @@ class Reservation:
     ) -> None:
         self.budget = budget
         self.invocation = invocation
-        self.ledger = ledger
-        """This run's ledger (a stored scope's reservations are added to it too)."""
+        self.use = use
+        """This run's use (a stored scope's reservations are added to it too)."""
         self.model = model
         self.request = request
         self.prompt, self.tokens = counts
@@ -63,16 +63,15 @@ class Reservation:
             amounts["usd"] = sign * self.usd
         return amounts
 
-    def charge(self, used: dict[str, float]) -> None:
-        """Add the reservation to `used`, a run's ledger, which has every key it adds to (and
-        no coroutine runs between the check and this update)."""
-        prompt, tokens = self.prompt, self.tokens
-        used["model_calls"] += 1.0
-        used["input_tokens"] += prompt
-        used["output_tokens"] += tokens
-        used["total_tokens"] += prompt + tokens
-        if self.price is not None:
-            used["usd"] += self.usd
+    def charge(self) -> None:
+        """Add the reservation to the run's use (for a run's own budget, with no coroutine run
+        between the check and this update: parallel branches reserve exactly)."""
+        use, prompt, tokens = self.use, self.prompt, self.tokens
+        use.model_calls += 1.0
+        use.input_tokens += prompt
+        use.output_tokens += tokens
+        use.total_tokens += prompt + tokens
+        use.usd += self.usd
 
     def overage(self, response: LlmResponse) -> dict[str, float] | None:
         """What the attempt used beyond (or, negative, short of) what it reserved; None when the
@@ -93,31 +92,30 @@ class Reservation:
 
     async def settle(self, response: LlmResponse | None) -> list[BudgetWarning]:
         """Settle to `response`'s usage; the warnings it gives (and a note if there was none)."""
-        budget = self.budget
-        usage = None if response is None else response.usage
+        budget, use = self.budget, self.use
         if budget.store is not None:
             return await self._settle_stored(response)
-        used = self.ledger.used
+        usage = None if response is None else response.usage
         if usage is None:  # fail closed: the reservation stays spent
-            note = budget.note(self.model, "output_tokens", UNREPORTED, used)
-            return [note, *budget.warnings(self.invocation, self.model, used)]
-        # the run's ledger, written out: the reservation added each of these
+            note = budget.note(self.model, "output_tokens", UNREPORTED, use)
+            return [note, *budget.warnings(self.model, use, use)]
+        # the run's use, written out: the reservation added to each of these
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
-        used["input_tokens"] += prompt - self.prompt
-        used["output_tokens"] += completion - self.tokens
-        used["total_tokens"] += prompt + completion - self.prompt - self.tokens
+        use.input_tokens += prompt - self.prompt
+        use.output_tokens += completion - self.tokens
+        use.total_tokens += prompt + completion - self.prompt - self.tokens
         price = self.price
         if price is not None:
-            used["usd"] += prompt * price[0] + completion * price[1] - self.usd
-        return budget.warnings(self.invocation, self.model, used)
+            use.usd += prompt * price[0] + completion * price[1] - self.usd
+        return [] if budget.quiet(use) else budget.warnings(self.model, use, use)
 
     async def _settle_stored(self, response: LlmResponse | None) -> list[BudgetWarning]:
         budget, invocation = self.budget, self.invocation
         overage = None if response is None else self.overage(response)
         if overage is not None:
             await budget.adjust(invocation, overage)
-        used = await budget.used(invocation)
-        notes = budget.warnings(invocation, self.model, used)
+        used = RunUse(self.use.priced, await budget.used(invocation))
+        notes = budget.warnings(self.model, used, self.use)
         if overage is None:  # fail closed: the reservation stays spent
             notes.insert(0, budget.note(self.model, "output_tokens", UNREPORTED, used))
         return notes
