@@ -62,6 +62,8 @@ class CircuitBreaker:
             )
         self.store = store
         self.name = name
+        self._prefix = f"adk:breaker:{name}:"
+        """A model's key in the store, less the model's name."""
         self._clock = clock or (time.monotonic if store is None else wall_now)
         self._states: dict[str, dict[str, Any]] = {}
         """Without a store: per model name, `count` (failures in a row) and `opened` (when)."""
@@ -70,7 +72,13 @@ class CircuitBreaker:
         """Apply `change` to `model`'s state: this instance's, or the store's, atomically."""
         if self.store is None:
             return change(self._states.setdefault(model, {}))
-        return await self.store.update_shared(f"adk:breaker:{self.name}:{model}", change)
+        return await self.store.update_shared(self._prefix + model, change)
+
+    async def _read(self, model: str) -> dict[str, Any]:
+        """`model`'s state, read without taking the store's lock: a check writes nothing."""
+        if self.store is None:
+            return self._states.get(model, {})
+        return await self.store.read_shared(self._prefix + model)
 
     def _is_open(self, state: dict[str, Any]) -> bool:
         opened = state.get("opened")
@@ -86,7 +94,7 @@ class CircuitBreaker:
 
     async def opened(self, model: Model) -> bool:
         """Whether `model`'s circuit is open, wherever the state lives."""
-        return await self._change(model.name, self._is_open)
+        return self._is_open(await self._read(model.name))
 
     async def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
         if not await self.opened(ctx.model):
@@ -97,7 +105,8 @@ class CircuitBreaker:
         raise CircuitOpenError(f"circuit open for model {ctx.model.name!r} and every fallback")
 
     async def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
-        await self._change(ctx.model.name, _closed)
+        if await self._read(ctx.model.name):  # else closed, no failure counted: nothing to write
+            await self._change(ctx.model.name, _closed)
         return response
 
     async def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:

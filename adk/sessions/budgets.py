@@ -84,6 +84,11 @@ class SharedLimits(Protocol):
         place, atomically: no other worker reads or writes the key in between. Its result."""
         ...
 
+    async def read_shared(self, key: str) -> dict[str, Any]:
+        """`key`'s state as last written (`{}` at first), read without taking its lock: for a
+        check that changes nothing (is a circuit open?), which then writes nothing."""
+        ...
+
 
 class MemoryBudgets:
     """`BudgetStore` for a store in this process: one `Ledger` per key."""
@@ -116,3 +121,7 @@ class MemoryBudgets:
         if states is None:
             states = self._shared_limits = {}
         return change(states.setdefault(key, {}))
+
+    async def read_shared(self, key: str) -> dict[str, Any]:
+        states = self._shared_limits
+        return {} if states is None else dict(states.get(key, {}))

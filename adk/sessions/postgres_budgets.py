@@ -71,12 +71,17 @@ class PostgresBudgets:
             await conn.execute(
                 f"INSERT INTO {table} (scope_key, used) VALUES ($1, '{{}}') ON CONFLICT DO NOTHING", key
             )
-            state: dict[str, Any] = json.loads(
-                await conn.fetchval(f"SELECT used FROM {table} WHERE scope_key = $1 FOR UPDATE", key)
-            )
+            before = await conn.fetchval(f"SELECT used FROM {table} WHERE scope_key = $1 FOR UPDATE", key)
+            state: dict[str, Any] = json.loads(before)
             result = change(state)
-            await conn.execute(f"UPDATE {table} SET used = $2 WHERE scope_key = $1", key, json.dumps(state))
+            if state != json.loads(before):  # a change that changed nothing writes nothing
+                await conn.execute(
+                    f"UPDATE {table} SET used = $2 WHERE scope_key = $1", key, json.dumps(state)
+                )
             return result
+
+    async def read_shared(self, key: str) -> dict[str, Any]:
+        return await self.budget_used(key)
 
     async def reserve_budget(
         self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]

@@ -53,13 +53,15 @@ class SqliteBudgets:
         with self._transaction() as conn:
             conn.execute(_TABLE)
             row = conn.execute("SELECT used FROM budgets WHERE scope_key = ?", (key,)).fetchone()
-            state: dict[str, Any] = {} if row is None else json.loads(row[0])
+            before = "{}" if row is None else row[0]
+            state: dict[str, Any] = json.loads(before)
             result = change(state)
-            conn.execute(
-                "INSERT INTO budgets (scope_key, used) VALUES (?, ?)"
-                " ON CONFLICT (scope_key) DO UPDATE SET used = excluded.used",
-                (key, json.dumps(state)),
-            )
+            if state != json.loads(before):  # a change that changed nothing writes nothing
+                conn.execute(
+                    "INSERT INTO budgets (scope_key, used) VALUES (?, ?)"
+                    " ON CONFLICT (scope_key) DO UPDATE SET used = excluded.used",
+                    (key, json.dumps(state)),
+                )
             return result
 
     def _budget_read(self, key: str) -> dict[str, float]:
@@ -81,3 +83,6 @@ class SqliteBudgets:
 
     async def update_shared(self, key: str, change: Callable[[dict[str, Any]], T]) -> T:
         return await self._call(self._shared_change, key, change)
+
+    async def read_shared(self, key: str) -> dict[str, Any]:
+        return await self._call(self._budget_read, key)

@@ -17,13 +17,13 @@ from adk.testing import ScriptedModel
 from tests.sessions.workers import open_store
 
 
-def _open(where: str, schema: str) -> PostgresSessionService | SqliteSessionService:
+def open_shared(where: str, schema: str) -> PostgresSessionService | SqliteSessionService:
     store = open_store(where, schema, 60.0, **({"min_size": 1, "max_size": 1} if "://" in where else {}))
     assert isinstance(store, PostgresSessionService | SqliteSessionService)
     return store
 
 
-async def _close(store: Any) -> None:
+async def close_shared(store: Any) -> None:
     if isinstance(store, PostgresSessionService):
         await store.close()
     else:
@@ -35,7 +35,7 @@ def breaker(where: str, schema: str, role: str, at: float, out: Any) -> None:
     Puts what each model was asked and the run's last answer."""
 
     async def main() -> None:
-        store = _open(where, schema)
+        store = open_shared(where, schema)
         fails = role == "fail"
         a = ScriptedModel([ServerError("503")] * 2 if fails else ["from a"], name="a")
         b = ScriptedModel([] if fails else ["from b"], name="b")
@@ -47,7 +47,7 @@ def breaker(where: str, schema: str, role: str, at: float, out: Any) -> None:
                 events = [e async for e in runner.run("u", f"{role}-{at}-{n}", "hi")]
                 last = events[-2].content if events[-1].error is None else events[-1].error.type
         out.put((len(a.requests), len(b.requests), last))
-        await _close(store)
+        await close_shared(store)
 
     asyncio.run(main())
 
@@ -57,7 +57,7 @@ def paced(where: str, schema: str, calls: int, barrier: Any, out: Any) -> None:
     the clock stands still, so each call's wait is its place in the shared queue. Puts the waits."""
 
     async def main() -> None:
-        store = _open(where, schema)
+        store = open_shared(where, schema)
         pace = RateLimit(requests_per_minute=60, store=store, clock=lambda: 1000.0)
         agent = LlmAgent("root", model=ScriptedModel(["ok"] * calls))
         runner = Runner(agent, session_service=store, callbacks=[pace])
@@ -68,6 +68,6 @@ def paced(where: str, schema: str, calls: int, barrier: Any, out: Any) -> None:
                 async for _ in runner.run("u", f"paced-{os.getpid()}-{n}", "hi"):
                     pass
         out.put(testing.waits)
-        await _close(store)
+        await close_shared(store)
 
     asyncio.run(main())
