@@ -143,7 +143,7 @@ async def call_tool(
                 pass
             case unreachable:
                 assert_never(unreachable)
-        if after := hooks.get("after_tool"):
+        if after := hooks.impls["after_tool"]:
             replaced: list[object] = []
             result = await run_chain(after, AFTER_TOOL, result, tctx, deciders=replaced)
             for owner in replaced:
@@ -246,7 +246,7 @@ async def _attempt_tool(
     that changes either (repaired arguments, another tool, arguments edited in place) is. An
     approved call whose tool or arguments change is approved no more: it asks again.
     """
-    guarded = bool(hooks.get("before_tool"))
+    guarded = bool(hooks.impls["before_tool"])
     passed: tuple[BaseTool, dict[str, Any]] | None = None
     # An approval covers the call as the person's request showed it (adk.agents.resume), no other.
     approved = (tctx.tool, _snapshot(tctx.args)) if tctx.approved else None
@@ -306,7 +306,7 @@ async def _before_tool(
     token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget's tool caps)
     try:
         checked: Cont[ToolContext] | Halt[Any] | Defer
-        checked = await run_chain(hooks.get("before_tool"), BEFORE_TOOL, tctx, deciders=deciders)
+        checked = await run_chain(hooks.impls["before_tool"], BEFORE_TOOL, tctx, deciders=deciders)
     finally:
         judging.reset(token)
     match checked:
