@@ -18,7 +18,7 @@ from adk.agents.steps import Driver, OneStep, Step, Steps
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback, Content
-from adk.callbacks.registry import AFTER_AGENT, BEFORE_AGENT, ON_AGENT_ERROR, Callbacks, HookImpl, decided_by
+from adk.callbacks.registry import AFTER_AGENT, BEFORE_AGENT, ON_AGENT_ERROR, Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Raise
 from adk.callbacks.run import refuse_on_agent
 from adk.context import AgentContext, Invocation, ModelContext
@@ -185,8 +185,7 @@ class HookedSteps:
     on_agent_error around them), then after_agent, unless the invocation ended.
 
     A step of the body that gives its events at once stays one step, so that a run with agent
-    hooks is driven step by step as one without them, not event by event. The chains run here,
-    not in methods of the agent: a coroutine less for each."""
+    hooks is driven step by step as one without them, not event by event."""
 
     __slots__ = ("_phase", "agent", "body", "ctx", "hooks", "output", "over")
 
@@ -198,11 +197,14 @@ class HookedSteps:
         self._phase = _BEFORE
 
     async def next(self) -> Step:
+        # The chains are awaited here, and their answers judged by plain methods: a coroutine less each.
         if self._phase == _BEFORE:
             self._phase = _BODY
-            events = await self._before()
-            if events:
-                return events
+            if before := self.hooks.impls["before_agent"]:
+                deciders: list[object] = []
+                answer = await run_chain(before, BEFORE_AGENT, self.ctx, deciders=deciders)
+                if events := self._started(answer, deciders):
+                    return events
         body = self.body
         if self._phase == _BODY and not body.over:
             try:
@@ -216,18 +218,13 @@ class HookedSteps:
         after = self.hooks.impls["after_agent"]
         if not after or self.ctx.invocation.ended:
             return []
-        return await self._after(after)
+        by: list[object] = []
+        return self._ended(await run_chain(after, AFTER_AGENT, self.output, self.ctx, deciders=by), by)
 
-    async def _before(self) -> list[Event]:
-        """The before_agent chain's events: a Halt's final one (the invocation then ends, and the
-        run is over), or the state its callbacks changed."""
-        impls = self.hooks.impls["before_agent"]
-        if not impls:
-            return []
+    def _started(self, answer: Cont[AgentContext] | Halt[Content], deciders: list[object]) -> list[Event]:
+        """The before_agent chain's `answer`, as events: a Halt's final one (the invocation then
+        ends, and the run is over), or the state its callbacks changed."""
         agent = self.agent
-        deciders: list[object] = []
-        answer: Cont[AgentContext] | Halt[Content]
-        answer = await run_chain(impls, BEFORE_AGENT, self.ctx, deciders=deciders)
         match answer:
             case Halt(value=content):
                 self.over = True
@@ -268,14 +265,13 @@ class HookedSteps:
         finally:
             await events.aclose()  # its agents below, and their tool tasks, now
 
-    async def _after(self, impls: tuple[HookImpl, ...]) -> list[Event]:
-        """The after_agent chain (its implementations `impls`) on the agent's output: a new final
-        event if it was replaced, then the state changes (and an escalation) its callbacks made."""
-        agent, ctx, output = self.agent, self.ctx, self.output
+    def _ended(self, replaced: Message | None, by: list[object]) -> list[Event]:
+        """The after_agent chain's output `replaced` (`by` those who replaced it), as events: a new
+        final event if it is not the agent's, then the state changes (and an escalation) its
+        callbacks made."""
+        agent, ctx = self.agent, self.ctx
         events: list[Event] = []
-        by: list[object] = []
-        replaced: Message | None = await run_chain(impls, AFTER_AGENT, output, ctx, deciders=by)
-        if replaced is not None and replaced is not output:
+        if replaced is not None and replaced is not self.output:
             target = f"agent:{agent.name}"
             decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
             events.append(agent._final_event(ctx, replaced, decisions))
