@@ -240,17 +240,16 @@ class HookedSteps:
     def _claimed(self, events: list[Event]) -> list[Event]:
         """`events`, made the agent's (unless they name their author), with a pending escalation
         carried on the first complete one; the last complete answer is what after_agent sees."""
-        invocation, name = self.ctx.invocation, self.agent.name
+        invocation = self.ctx.invocation
         for event in events:
             if not event.author:
-                event.author = name
+                event.author = self.agent.name
             if event.is_partial:
                 continue
             if invocation.escalated:
                 carry_escalation(invocation, event)
             choices = event.choices  # event.message, without a property call
-            message = choices[0].message if choices else None
-            if message is not None and message.role == "assistant":
+            if choices and (message := choices[0].message) is not None and message.role == "assistant":
                 self.output = message
         return events
 

@@ -135,9 +135,9 @@ async def run_chain(
             return verdicts.answer
     if verdicts is not None and verdicts.end():
         return verdicts.answer
-    if before:  # the last hook's own Cont if it holds what was threaded (it is frozen): one less to make
-        return out if type(out) is Cont and out.ctx is value else Cont(value)
-    return Raise(value) if on_error else value
+    # a `before` chain gives back its last hook's own Cont (frozen) if it holds what was threaded
+    kept = before and type(out) is Cont and out.ctx is value
+    return out if kept else Cont(value) if before else Raise(value) if on_error else value
 
 
 class _Raised:
