@@ -18,7 +18,7 @@ from adk.agents.steps import Driver, OneStep, Step, Steps
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
 from adk.callbacks.protocols import AnyCallback, Content
-from adk.callbacks.registry import AFTER_AGENT, BEFORE_AGENT, ON_AGENT_ERROR, Callbacks, HookImpl, decided_by
+from adk.callbacks.registry import AFTER_AGENT, BEFORE_AGENT, ON_AGENT_ERROR, Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Raise
 from adk.callbacks.run import refuse_on_agent
 from adk.context import AgentContext, Invocation, ModelContext
@@ -134,50 +134,6 @@ class BaseAgent(ABC):
         ctx = AgentContext(invocation, self, branch)
         return HookedSteps(self, ctx, hooks, self._steps(ctx, hooks) or OneStep(self._run_body(ctx)))
 
-    async def _before_agent(self, impls: tuple[HookImpl, ...], ctx: AgentContext) -> AgentContext | Event:
-        """The before_agent chain (its implementations `impls`): the context it passed on, or the
-        final event of a `Halt` (which ends the invocation)."""
-        deciders: list[object] = []
-        answer: Cont[AgentContext] | Halt[Content]
-        answer = await run_chain(impls, BEFORE_AGENT, ctx, deciders=deciders)
-        match answer:
-            case Halt(value=content):
-                ctx.invocation.end_invocation()
-                halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{self.name}")
-                return self._final_event(ctx, content, (halted,))
-            case Cont(ctx=passed):
-                return passed
-            case unreachable:
-                assert_never(unreachable)
-
-    def _claim(self, invocation: Invocation, event: Event) -> Message | None:
-        """Make `event` this agent's (unless it names its author) and carry a pending escalation
-        on it; its message, if it is a complete answer (what after_agent sees)."""
-        if not event.author:
-            event.author = self.name
-        if event.is_partial:
-            return None
-        if invocation.escalated:
-            carry_escalation(invocation, event)
-        message = event.message
-        return message if message is not None and message.role == "assistant" else None
-
-    async def _after_agent(
-        self, impls: tuple[HookImpl, ...], ctx: AgentContext, output: Message | None
-    ) -> list[Event]:
-        """The after_agent chain (its implementations `impls`) on the agent's output: a new final
-        event if it was replaced, then the state changes (and an escalation) its callbacks made."""
-        events = []
-        by: list[object] = []
-        replaced: Message | None = await run_chain(impls, AFTER_AGENT, output, ctx, deciders=by)
-        if replaced is not None and replaced is not output:
-            target = f"agent:{self.name}"
-            decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
-            events.append(self._final_event(ctx, replaced, decisions))
-        if ctx.invocation.state.has_delta or ctx.invocation.escalated:
-            events.append(self._state_event(ctx))
-        return events
-
     def _steps(self, ctx: AgentContext, hooks: Callbacks) -> Steps | None:
         """The body as steps that `run` (or the runner) awaits itself, a generator less than
         iterating `_run_body`; None: iterate `_run_body`. Only `LlmAgent` has steps."""
@@ -199,23 +155,6 @@ class BaseAgent(ABC):
         """A model call made aside of this agent's turns, through `hooks` (a `Compact`'s summary, an
         MCP server's sampling request), metered by its run's meters as its own calls are."""
         return await call_aside(hooks, mctx, attempts, meter_of(mctx.invocation.hooks_for(self).objects))
-
-    async def _recover(self, impls: tuple[HookImpl, ...], error: Exception, ctx: AgentContext) -> Event:
-        """The on_agent_error chain (its implementations `impls`): the final event of a
-        `Fallback`, or the error raised again."""
-        by: list[object] = []
-        answer: Fallback[Content] | Raise = await run_chain(impls, ON_AGENT_ERROR, error, ctx, deciders=by)
-        match answer:
-            case Fallback(value=content):
-                target = f"agent:{self.name}"
-                fell = FellBack(
-                    decided_by(by[0], "on_agent_error"), target, None, type(error).__name__, str(error)
-                )
-                return self._final_event(ctx, content, (fell,))
-            case Raise(error=passed):
-                raise locate(passed, f"agent:{self.name}")
-            case unreachable:
-                assert_never(unreachable)
 
     @abstractmethod
     def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
@@ -258,73 +197,111 @@ class HookedSteps:
         self._phase = _BEFORE
 
     async def next(self) -> Step:
+        # The chains are awaited here, and their answers judged by plain methods: a coroutine less each.
         if self._phase == _BEFORE:
             self._phase = _BODY
-            events = await self._start()
-            if events:
-                return events
-        if self._phase == _BODY and not self.body.over:
+            if before := self.hooks.impls["before_agent"]:
+                deciders: list[object] = []
+                answer = await run_chain(before, BEFORE_AGENT, self.ctx, deciders=deciders)
+                if events := self._started(answer, deciders):
+                    return events
+        body = self.body
+        if self._phase == _BODY and not body.over:
             try:
-                step = await self.body.next()
+                step = await body.next()
             except Exception as error:
                 return await self._failed(error)
             if isinstance(step, list):
                 return self._claimed(step)
             return self._stream(step)
         self.over = True
-        ctx = self.ctx
-        after = self.hooks.get("after_agent")
-        if ctx.invocation.ended or not after:
+        after = self.hooks.impls["after_agent"]
+        if not after or self.ctx.invocation.ended:
             return []
-        return await self.agent._after_agent(after, ctx, self.output)
+        by: list[object] = []
+        return self._ended(await run_chain(after, AFTER_AGENT, self.output, self.ctx, deciders=by), by)
 
-    async def _start(self) -> list[Event]:
-        """The before_agent chain's events: a Halt's final one (the run is then over), or the
-        state its callbacks changed."""
-        before = self.hooks.get("before_agent")
-        if not before:
-            return []
-        started = await self.agent._before_agent(before, self.ctx)
-        if isinstance(started, Event):  # halted: the invocation ends with it
-            self.over = True
-            return [started]
-        self.ctx = started
-        return [self.agent._state_event(started)] if started.invocation.state.has_delta else []
+    def _started(self, answer: Cont[AgentContext] | Halt[Content], deciders: list[object]) -> list[Event]:
+        """The before_agent chain's `answer`, as events: a Halt's final one (the invocation then
+        ends, and the run is over), or the state its callbacks changed."""
+        agent = self.agent
+        match answer:
+            case Halt(value=content):
+                self.over = True
+                self.ctx.invocation.end_invocation()
+                halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{agent.name}")
+                return [agent._final_event(self.ctx, content, (halted,))]
+            case Cont(ctx=passed):
+                self.ctx = passed
+                return [agent._state_event(passed)] if passed.invocation.state.has_delta else []
+            case unreachable:
+                assert_never(unreachable)
 
     def _claimed(self, events: list[Event]) -> list[Event]:
-        invocation, agent = self.ctx.invocation, self.agent
+        """`events`, made the agent's (unless they name their author), with a pending escalation
+        carried on the first complete one; the last complete answer is what after_agent sees."""
+        invocation = self.ctx.invocation
         for event in events:
-            answer = agent._claim(invocation, event)
-            if answer is not None:
-                self.output = answer
+            if not event.author:
+                event.author = self.agent.name
+            if event.is_partial:
+                continue
+            if invocation.escalated:
+                carry_escalation(invocation, event)
+            choices = event.choices  # event.message, without a property call
+            if choices and (message := choices[0].message) is not None and message.role == "assistant":
+                self.output = message
         return events
 
     async def _stream(self, events: AsyncGenerator[Event, None]) -> AsyncGenerator[Event, None]:
         """A step of the body that streams, its events claimed; its failure offered to on_agent_error."""
-        invocation, agent = self.ctx.invocation, self.agent
         try:
             async for event in events:
-                answer = agent._claim(invocation, event)
-                if answer is not None:
-                    self.output = answer
-                yield event
+                yield self._claimed([event])[0]
         except Exception as error:
             for event in await self._failed(error):
                 yield event
         finally:
             await events.aclose()  # its agents below, and their tool tasks, now
 
+    def _ended(self, replaced: Message | None, by: list[object]) -> list[Event]:
+        """The after_agent chain's output `replaced` (`by` those who replaced it), as events: a new
+        final event if it is not the agent's, then the state changes (and an escalation) its
+        callbacks made."""
+        agent, ctx = self.agent, self.ctx
+        events: list[Event] = []
+        if replaced is not None and replaced is not self.output:
+            target = f"agent:{agent.name}"
+            decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
+            events.append(agent._final_event(ctx, replaced, decisions))
+        if ctx.invocation.state.has_delta or ctx.invocation.escalated:
+            events.append(agent._state_event(ctx))
+        return events
+
     async def _failed(self, error: Exception) -> list[Event]:
         """The body failed: the on_agent_error chain's final event (the body is then over), or the
         error raised again, located at this agent unless known better."""
-        locate(error, f"agent:{self.agent.name}")
-        recovery = self.hooks.get("on_agent_error")
-        if not recovery:
+        agent = self.agent
+        locate(error, f"agent:{agent.name}")
+        impls = self.hooks.impls["on_agent_error"]
+        if not impls:
             raise error
         self._phase = _AFTER
-        fell_back = await self.agent._recover(recovery, error, self.ctx)
-        self.output = fell_back.message
-        return [fell_back]
+        by: list[object] = []
+        answer: Fallback[Content] | Raise = await run_chain(
+            impls, ON_AGENT_ERROR, error, self.ctx, deciders=by
+        )
+        match answer:
+            case Fallback(value=content):
+                by_name, target = decided_by(by[0], "on_agent_error"), f"agent:{agent.name}"
+                fell = FellBack(by_name, target, None, type(error).__name__, str(error))
+                fell_back = agent._final_event(self.ctx, content, (fell,))
+                self.output = fell_back.message
+                return [fell_back]
+            case Raise(error=passed):
+                raise locate(passed, f"agent:{agent.name}")
+            case unreachable:
+                assert_never(unreachable)
 
 
 _BEFORE, _BODY, _AFTER = range(3)

@@ -144,7 +144,7 @@ async def call_model(steps: LlmSteps) -> Step:
     if not steps.bare:  # else the context and Attempts are made only if the call fails or streams
         attempts = Attempts(steps.policy, started)
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
-        if impls := hooks.get("before_model"):
+        if impls := hooks.impls["before_model"]:
             deciders: list[object] = []
             token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
             try:
@@ -171,7 +171,7 @@ async def call_model(steps: LlmSteps) -> Step:
         return _after(stored, _rest(steps, request, mctx, attempts, started, error))
     if isinstance(outcome, Opened):  # it streams: the envelope goes on with it, open
         return _after(stored, _rest(steps, request, mctx, attempts, started, outcome))
-    if mctx is not None and attempts is not None and (after := hooks.get("after_model")):
+    if mctx is not None and attempts is not None and (after := hooks.impls["after_model"]):
         try:
             outcome = await after_model(after, mctx, outcome, attempts)
         except ResponseRejected as rejected:  # judged like a failed attempt
@@ -254,7 +254,7 @@ async def _envelope(
                     await _close(stream)
                 outcome = await _settled(mctx.model, response, agent._output, held, attempts)
             final = outcome
-            if after := hooks.get("after_model"):  # a ResponseRejected fails the attempt
+            if after := hooks.impls["after_model"]:  # a ResponseRejected fails the attempt
                 final = await after_model(after, mctx, final, attempts)
             break
         except Exception as error:
@@ -344,7 +344,7 @@ async def _after_fallback(
 ) -> LlmResponse:
     """The after_model chain on a fallback's response; refusing it ends the call with the
     rejection (another round of recovery could loop)."""
-    after = hooks.get("after_model")
+    after = hooks.impls["after_model"]
     if not after:
         return response
     try:
@@ -427,7 +427,7 @@ async def call_aside(
     token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
     try:
         checked: Cont[ModelContext] | Halt[LlmResponse]
-        checked = await run_chain(hooks.get("before_model"), BEFORE_MODEL, mctx, deciders=deciders)
+        checked = await run_chain(hooks.impls["before_model"], BEFORE_MODEL, mctx, deciders=deciders)
     finally:
         judging.reset(token)
     match checked:
@@ -443,12 +443,12 @@ async def call_aside(
             limit = attempts.policy.attempt_timeout
             answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
             whole = await _whole(mctx.model, answer, attempts)
-            return await after_model(hooks.get("after_model"), mctx, whole, attempts)
+            return await after_model(hooks.impls["after_model"], mctx, whole, attempts)
         except Exception as error:
             locate(error, f"model:{mctx.model.name}")
             match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
                 case Fallback(value=fallback):
-                    return await after_model(hooks.get("after_model"), mctx, fallback, attempts)
+                    return await after_model(hooks.impls["after_model"], mctx, fallback, attempts)
                 case Retry(ctx=mctx, delay=wait):
                     await sleep(wait or 0.0)
                 case other:

@@ -143,7 +143,7 @@ async def call_tool(
                 pass
             case unreachable:
                 assert_never(unreachable)
-        if after := hooks.get("after_tool"):
+        if after := hooks.impls["after_tool"]:
             replaced: list[object] = []
             result = await run_chain(after, AFTER_TOOL, result, tctx, deciders=replaced)
             for owner in replaced:
@@ -246,7 +246,7 @@ async def _attempt_tool(
     that changes either (repaired arguments, another tool, arguments edited in place) is. An
     approved call whose tool or arguments change is approved no more: it asks again.
     """
-    guarded = bool(hooks.get("before_tool"))
+    before = hooks.impls["before_tool"]
     passed: tuple[BaseTool, dict[str, Any]] | None = None
     # An approval covers the call as the person's request showed it (adk.agents.resume), no other.
     approved = (tctx.tool, _snapshot(tctx.args)) if tctx.approved else None
@@ -254,8 +254,15 @@ async def _attempt_tool(
         if error is None:
             if approved is not None:
                 tctx = _approval(tctx, approved)
-            if guarded and (passed is None or _changed(tctx, passed)):
-                checked = await _before_tool(hooks, attempts, tctx)
+            if before and (passed is None or _changed(tctx, passed)):
+                deciders: list[object] = []
+                token = judging.set(attempts)  # a callback may add its decisions (Budget's tool caps)
+                try:
+                    answer: Cont[ToolContext] | Halt[Any] | Defer
+                    answer = await run_chain(before, BEFORE_TOOL, tctx, deciders=deciders)
+                finally:
+                    judging.reset(token)
+                checked = _before_tool(answer, deciders, attempts, tctx)
                 if isinstance(checked, tuple):  # halted or deferred
                     return checked
                 tctx = checked
@@ -297,18 +304,15 @@ def _approval(tctx: ToolContext, approved: tuple[BaseTool, dict[str, Any]]) -> T
     return tctx
 
 
-async def _before_tool(
-    hooks: Callbacks, attempts: Attempts, tctx: ToolContext
+def _before_tool(
+    checked: Cont[ToolContext] | Halt[Any] | Defer,
+    deciders: list[object],
+    attempts: Attempts,
+    tctx: ToolContext,
 ) -> ToolContext | tuple[Any, ToolContext]:
-    """The before_tool chain: the context it passed on, or the call's outcome (a `Halt`'s value,
-    or a `Defer`)."""
-    deciders: list[object] = []
-    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget's tool caps)
-    try:
-        checked: Cont[ToolContext] | Halt[Any] | Defer
-        checked = await run_chain(hooks.get("before_tool"), BEFORE_TOOL, tctx, deciders=deciders)
-    finally:
-        judging.reset(token)
+    """The before_tool chain's answer `checked` (`deciders`, who decided): the context it passed
+    on, or the call's outcome (a `Halt`'s value, or a `Defer`). The caller awaits the chain
+    itself: a coroutine less a call."""
     match checked:
         case Halt(value=value):
             attempts.decided(Halted(decided_by(deciders[0], "before_tool"), f"tool:{tctx.tool.name}"))

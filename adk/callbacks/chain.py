@@ -104,6 +104,7 @@ async def run_chain(
     before, after, on_error, replace, exact, anything, unary = hook.plan
     received = type(value)  # for a `before` chain, the context type its Conts must keep
     verdicts: _Verdicts | None = None  # made by the first answer the exact-type checks do not take
+    out: Any = None
     for fn, is_async, owner in impls:
         try:
             out = fn(value) if unary else fn(value, ctx)
@@ -134,7 +135,9 @@ async def run_chain(
             return verdicts.answer
     if verdicts is not None and verdicts.end():
         return verdicts.answer
-    return Cont(value) if before else Raise(value) if on_error else value
+    # a `before` chain gives back its last hook's own Cont (frozen) if it holds what was threaded
+    kept = before and type(out) is Cont and out.ctx is value
+    return out if kept else Cont(value) if before else Raise(value) if on_error else value
 
 
 class _Raised:

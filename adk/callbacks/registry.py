@@ -195,7 +195,7 @@ def _misspelt(name: str) -> str | None:
     Hook("on_agent_error", ON_ERROR, (Message, str), "a Message or str", retry=False),
 )
 """The agent, model and tool hooks, with what each may hand back (docs/callbacks.md). The agents
-run their chains with `run_chain(callbacks.get(name), HOOK, ...)`: the implementations they looked
+run their chains with `run_chain(callbacks.impls[name], HOOK, ...)`: the implementations they looked
 up to know whether a hook has any, and no door to look them up again."""
 
 HOOKS: Final[tuple[HookName, ...]] = get_args(HookName)
@@ -254,7 +254,7 @@ def hook_impls(callbacks: Callbacks | Iterable[object], hook: str) -> tuple[Hook
     or an object whose class looks attributes up its own way is resolved in full each time.
     """
     if type(callbacks) is Callbacks or isinstance(callbacks, Callbacks):
-        return callbacks._hooks.get(hook, ())  # none: made before the hook was declared
+        return callbacks.impls.get(hook, ())  # none: made before the hook was declared
     impls: list[HookImpl] = []
     for obj in callbacks:
         plan = _PLANS.get(type(obj))
@@ -308,14 +308,15 @@ def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
 class Callbacks:
     """Callbacks resolved into one tuple of implementations per hook, in registration order."""
 
-    __slots__ = ("_hooks", "agent_hooks", "objects")
-    # The chains read `_hooks` directly: `get` is a method call they need not pay for. It holds
-    # every hook declared when it was made (a family declared later has no implementations here).
+    __slots__ = ("agent_hooks", "impls", "objects")
 
     def __init__(self, objects: tuple[object, ...], hooks: dict[str, tuple[HookImpl, ...]]) -> None:
         self.objects = objects
         """The registered callbacks (classes replaced by their instances)."""
-        self._hooks: dict[str, tuple[HookImpl, ...]] = {hook: hooks.get(hook, ()) for hook in _declared}
+        self.impls: Mapping[str, tuple[HookImpl, ...]] = {hook: hooks.get(hook, ()) for hook in _declared}
+        """The implementations of every hook declared when these were made (the agent, model and
+        tool hooks always are), by name: what the agents read on every call, without a method
+        call (`get` also says when a name is not a hook)."""
         self.agent_hooks = bool(
             hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
         )
@@ -338,7 +339,7 @@ class Callbacks:
     def get(self, hook: HookName | Hook) -> tuple[HookImpl, ...]:
         """The implementations of `hook`, in order; empty if none. An unknown hook is a ValueError."""
         name = hook if isinstance(hook, str) else hook.name
-        impls = self._hooks.get(name)
+        impls = self.impls.get(name)
         if impls is not None:
             return impls
         if name in _declared:
@@ -351,14 +352,14 @@ class Callbacks:
             return self
         if not self.objects:
             return other
-        mine, theirs = self._hooks, other._hooks
+        mine, theirs = self.impls, other.impls
         hooks = {h: mine.get(h, ()) + theirs.get(h, ()) for h in _declared}
         return Callbacks(self.objects + other.objects, hooks)
 
     def without(self, predicate: Callable[[object], bool]) -> Callbacks:
         """These callbacks minus those for which `predicate` is true (to remove a default)."""
         dropped = {id(o) for o in self.objects if predicate(o)}
-        hooks = {h: tuple(i for i in impls if id(i[2]) not in dropped) for h, impls in self._hooks.items()}
+        hooks = {h: tuple(i for i in impls if id(i[2]) not in dropped) for h, impls in self.impls.items()}
         return Callbacks(tuple(o for o in self.objects if id(o) not in dropped), hooks)
 
     def __len__(self) -> int:
