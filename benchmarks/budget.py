@@ -2,7 +2,8 @@
 
 Run from the project root: `python -m benchmarks.budget` (`--quick` for a smoke run). Prints the
 median CPU µs per turn of each, and the difference (docs/limits.md; target: under 2 µs).
-`python -m benchmarks.instructions S1 B1` counts the same in machine instructions.
+`python -m benchmarks.instructions B0 B1 BF` counts the same in machine instructions, and the
+floor of any meter (`FloorMeter`: the least a meter can do through the model call's hook point).
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ import statistics
 from collections.abc import AsyncIterator
 
 from adk import LlmAgent, LlmRequest, LlmResponse, Runner
+from adk.callbacks.results import Raise
+from adk.context import Invocation, ModelContext
 from adk.events import Usage
 from adk.limits import Budget
+from adk.limits.budget import lowered
+from adk.limits.usage import estimate_tokens
 from adk.sessions import InMemorySessionService
 from benchmarks.runner import InstantModel, median_run_us
 
@@ -30,9 +35,47 @@ class BilledModel(InstantModel):
         yield BILLED
 
 
-def make_runner(budget: bool) -> Runner:
-    """S1's runner; with a run budget on tokens and cost when `budget`."""
-    callbacks = [Budget(total_tokens=10**9, usd=10**6, prices={"instant": (1.0, 2.0)})] if budget else []
+class _Held:
+    """`FloorMeter`'s reservation: the run's one number, and what to settle it by."""
+
+    __slots__ = ("prompt", "request", "tokens", "use")
+
+    def __init__(self, use: list[float], request: LlmRequest, prompt: int, tokens: int) -> None:
+        self.use, self.request, self.prompt, self.tokens = use, request, prompt, tokens
+
+    async def settle(self, response: LlmResponse | None) -> tuple[()]:
+        usage = None if response is None else response.usage
+        if usage is not None:
+            self.use[0] += usage.total_tokens - self.prompt - self.tokens
+        return ()
+
+    async def release(self) -> None:
+        self.use[0] -= self.prompt + self.tokens
+
+
+class FloorMeter:
+    """The least a meter does through the model call's hook point (adk.agents.metering), for
+    comparison with `Budget`: one run-scoped total, the prompt's estimate, the lowered request,
+    no prices, warnings or other limits."""
+
+    async def reserve_attempt(self, invocation: Invocation, model: str, request: LlmRequest) -> _Held:
+        use: list[float] | None = invocation.get_state("floor")
+        if use is None:
+            use = [0.0]
+            invocation.set_state("floor", use)
+        prompt = estimate_tokens(request)
+        tokens = int(10**9 - use[0] - prompt)
+        use[0] += prompt + tokens
+        return _Held(use, lowered(request, tokens), prompt, tokens)
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        return Raise(error)  # a callback implements a hook: this one passes every error on
+
+
+def make_runner(budget: bool, floor: bool = False) -> Runner:
+    """S1's runner; with a run budget on tokens and cost when `budget` (`FloorMeter` if `floor`)."""
+    priced = Budget(total_tokens=10**9, usd=10**6, prices={"instant": (1.0, 2.0)})
+    callbacks = [FloorMeter() if floor else priced] if budget else []
     agent = LlmAgent("bench", model=BilledModel(use_tool=False))
     return Runner(agent, session_service=InMemorySessionService(), callbacks=callbacks)
 

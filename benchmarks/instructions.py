@@ -21,13 +21,15 @@ import subprocess
 import sys
 import tempfile
 
+TURNS = "for i in range(n): await runner.one_run(r, str(i))"
 LONG_TURNS = "for i in range(n): await long_session.turn(r, 'long')"
 RUNS = {
     # name: (iterations, the body of `async def main(n)`)
     "S1": (1000, "r = runner.make_runner('S1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S2": (1000, "r = runner.make_runner('S2')\n    for i in range(n): await runner.one_run(r, str(i))"),
-    "B0": (1000, "r = budget.make_runner(False)\n    for i in range(n): await runner.one_run(r, str(i))"),
-    "B1": (1000, "r = budget.make_runner(True)\n    for i in range(n): await runner.one_run(r, str(i))"),
+    "B0": (1000, "r = budget.make_runner(False)\n    " + TURNS),
+    "B1": (1000, "r = budget.make_runner(True)\n    " + TURNS),
+    "BF": (1000, "r = budget.make_runner(True, floor=True)\n    " + TURNS),
     "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3.1": (500, "r = runner.make_runner('S3.1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     # a turn in a fresh session, and in one of 10,000 events with a compaction (benchmarks.long_session)
