@@ -64,12 +64,20 @@ class ScriptedModel:
     """
 
     def __init__(
-        self, steps: Iterable[Step], *, name: str = "scripted", context_window: int | None = None
+        self,
+        steps: Iterable[Step],
+        *,
+        name: str = "scripted",
+        context_window: int | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         self._steps = list(steps)
         self._name = name
         self.context_window = context_window
         """The context it says it has, in tokens (as `OpenAIModel(context_window=)`), if any."""
+        self.max_tokens = max_tokens
+        """The most it says a call produces when the request sets none (as
+        `OpenAIModel(max_tokens=)`), if it says: what a `Budget` reserves."""
         self.requests: list[LlmRequest] = []
         """Every request received, in order."""
 

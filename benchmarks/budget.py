@@ -18,8 +18,8 @@ from adk.callbacks.results import Raise
 from adk.context import Invocation, ModelContext
 from adk.events import Usage
 from adk.limits import Budget
-from adk.limits.budget import lowered
 from adk.limits.usage import estimate_tokens
+from adk.models.base import with_max_tokens
 from adk.sessions import InMemorySessionService
 from benchmarks.runner import InstantModel, median_run_us
 
@@ -66,7 +66,7 @@ class FloorMeter:
         prompt = estimate_tokens(request)
         tokens = int(10**9 - use[0] - prompt)
         use[0] += prompt + tokens
-        return _Held(use, lowered(request, tokens), prompt, tokens)
+        return _Held(use, with_max_tokens(request, tokens), prompt, tokens)
 
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
         return Raise(error)  # a callback implements a hook: this one passes every error on

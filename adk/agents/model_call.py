@@ -27,7 +27,7 @@ from adk.context import AgentContext, Invocation, ModelContext
 from adk.errors import CallbackError, ResponseRejected, StreamInterruptedError, locate, where
 from adk.events import ErrorInfo, Event, LlmResponse, ObjectType
 from adk.limits.timeouts import model_bounded
-from adk.models.base import LlmRequest, Model
+from adk.models.base import LlmRequest, Model, output_cap, with_max_tokens
 from adk.recovery import Attempts, recover, sleep
 from adk.recovery.attempts import judging
 
@@ -92,6 +92,8 @@ async def attempt(
         return await model_bounded(bounded, model.name, limit)
     held: MeteredAttempt | None = None
     if meter is not None:  # a refusal fails the attempt: on_model_error sees it
+        if request.max_tokens is None and (cap := output_cap(model)) is not None:
+            request = with_max_tokens(request, cap)  # the model's own: the meter bounds it, never raises it
         held = await meter.reserve_attempt(invocation, request.model or model.name, request)
         request = held.request
     complete: LlmResponse | None = None

@@ -52,7 +52,8 @@ class OpenAIModel:
     """A model reached through the chat-completions API.
 
     `api_key` and `base_url` default to `OPENAI_API_KEY` and `OPENAI_BASE_URL`, as in the SDK.
-    The request settings are defaults: a field set on the `LlmRequest` wins. `schema_format` says
+    The request settings are defaults: a field set on the `LlmRequest` wins; `max_tokens` is also
+    what a `Budget` reserves for a call whose request sets none (and never raises). `schema_format` says
     how a JSON schema asked for in `response_format` goes out: as OpenAI's `json_schema`, or as
     `json_object` with the schema beside it, the form llama-cpp-python's server takes (it refuses
     `json_schema`). `stream_usage` asks
@@ -90,6 +91,7 @@ class OpenAIModel:
         self.context_window = _window(model, context_window)
         """The model's context in tokens, if given: what requests are held to when the agent sets
         no `max_context_tokens` (docs/context.md)."""
+        self.max_tokens = max_tokens  # a call's most when its request sets none: a Budget reserves it
         self._secret = None if api_key == _PLACEHOLDER_KEY else api_key
         """The key, or None for the placeholder, which is no secret."""
         self._owns_client = http_client is None

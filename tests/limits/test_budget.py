@@ -145,6 +145,68 @@ async def test_parallel_reservations_are_exact() -> None:
     )
 
 
+async def test_a_models_own_max_tokens_is_what_a_call_reserves_and_is_never_raised() -> None:
+    # OpenAIModel(max_tokens=64) bounds every call it makes: the budget reserves those 64, not all
+    # that is left, and lowers them only when less is left (a provider refuses a max_tokens above
+    # its model's own limit, so raising it would fail every call).
+    seen: list[dict[str, float]] = []
+    budget = Budget(total_tokens=1000)
+
+    class Report:
+        async def after_model(self, response: LlmResponse, ctx: Any) -> LlmResponse:
+            seen.append(budget.report(ctx.invocation))
+            return response
+
+    model = ScriptedModel([used(1, 3), used(1, 3)], max_tokens=64)
+    runner = Runner(LlmAgent(name="a", model=model), callbacks=[budget, Report()])
+    await run(runner, "hi", session="s1")
+    assert [r.max_tokens for r in model.requests] == [64]  # its own, as it would have sent it
+    assert seen == [{"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 3.0, "total_tokens": 4.0}]
+    tight = Budget(total_tokens=30)
+    low = ScriptedModel([used(1, 3)], max_tokens=64)
+    await run(Runner(LlmAgent(name="a", model=low), callbacks=[tight]), "hi", session="s2")
+    assert [r.max_tokens for r in low.requests] == [30 - 1]  # less is left than the model's own
+
+
+async def test_parallel_calls_each_reserve_their_models_max_tokens_not_all_that_is_left() -> None:
+    from adk import ParallelAgent
+
+    gate = asyncio.Event()
+
+    async def held(request: LlmRequest) -> LlmResponse:
+        await gate.wait()  # both calls are in flight at once, each holding its reservation
+        return used(1, 1)
+
+    async def opens(request: LlmRequest) -> LlmResponse:
+        gate.set()
+        return used(1, 1)
+
+    capped = [
+        ScriptedModel([held], name="m0", max_tokens=100),
+        ScriptedModel([opens], name="m1", max_tokens=100),
+    ]
+    agent = ParallelAgent(
+        name="p", sub_agents=[LlmAgent(name=f"a{i}", model=m) for i, m in enumerate(capped)]
+    )
+    events = await run(Runner(agent, callbacks=[Budget(total_tokens=250)]))
+    assert [[r.max_tokens for r in m.requests] for m in capped] == [[100], [100]]
+    assert events[-1].object == ObjectType.RUNNER_COMPLETION
+    async def slow(request: LlmRequest) -> LlmResponse:
+        await asyncio.sleep(0)  # in flight while the other branch's call starts
+        return used(1, 1)
+
+    uncapped = [ScriptedModel([slow], name=f"m{i}") for i in range(2)]
+    agent = ParallelAgent(
+        name="p", sub_agents=[LlmAgent(name=f"a{i}", model=m) for i, m in enumerate(uncapped)]
+    )
+    events = await run(Runner(agent, callbacks=[Budget(total_tokens=250)]))
+    # without a max_tokens anywhere, the first call reserves all that is left: the second is refused
+    assert [[r.max_tokens for r in m.requests] for m in uncapped] == [[249], []]
+    assert events[-1].decisions == (
+        BudgetExceeded("callback:Budget.on_model_error", "model:m1", "budget", "total_tokens", 250.0, 250.0),
+    )
+
+
 async def test_a_tool_cap_that_is_reached_ends_the_run() -> None:
     model = ScriptedModel([call_tool("echo", call_id="c1", x=1), call_tool("echo", call_id="c2", x=2)])
     runner = Runner(LlmAgent(name="a", model=model, tools=[echo]), callbacks=[Budget(per_tool={"echo": 1})])

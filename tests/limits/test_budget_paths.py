@@ -13,8 +13,7 @@ from adk.callbacks.decisions import BudgetExceeded
 from adk.errors import StreamInterruptedError
 from adk.events import Message, ObjectType, ToolDeclaration, Usage
 from adk.limits import Budget
-from adk.limits.budget import lowered
-from adk.models.base import LlmRequest
+from adk.models.base import LlmRequest, with_max_tokens
 from adk.testing import ScriptedModel, Stream, call_tool, transfer_to
 from tests._runtime import run
 
@@ -113,9 +112,10 @@ def test_a_lowered_request_keeps_every_other_field() -> None:
         max_tokens=900,
         tool_choice="auto",
         response_format={"type": "json_object"},
+        usage_anchor=(5, Message.user("hi")),
     )
-    assert lowered(request, 7) == dataclasses.replace(request, max_tokens=7)
-    assert lowered(request, 900) is request
+    assert with_max_tokens(request, 7) == dataclasses.replace(request, max_tokens=7)
+    assert with_max_tokens(request, 900) is request
 
 
 async def test_an_attempt_that_times_out_keeps_its_reservation_and_the_retry_reserves_anew() -> None:

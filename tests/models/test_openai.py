@@ -625,6 +625,21 @@ async def test_the_models_defaults_apply_and_tool_choice_goes_only_with_tools(
     ]
 
 
+async def test_under_a_budget_the_models_max_tokens_goes_out_lowered_only_when_less_is_left(
+    model: Callable[..., OpenAIModel],
+) -> None:
+    # A provider refuses a max_tokens above its model's limit ("max_tokens is too large"): a
+    # budget with plenty left must send the model's own, never what the whole budget has left.
+    from adk.limits import Budget
+
+    server = FakeServer(completion(), completion())
+    m = model(server, max_tokens=64)
+    for session, budget in (("s1", Budget(total_tokens=100_000)), ("s2", Budget(total_tokens=40))):
+        events = [e async for e in Runner(LlmAgent("a", model=m), callbacks=[budget]).run("u", session, "Hi")]
+        assert events[-1].object == ObjectType.RUNNER_COMPLETION
+    assert [b["max_tokens"] for b in server.bodies] == [64, 40 - 1]  # "Hi" is 1 token by the estimate
+
+
 async def test_a_json_schema_goes_out_as_asked_or_as_json_object_with_the_schema(
     model: Callable[..., OpenAIModel],
 ) -> None:
