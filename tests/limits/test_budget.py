@@ -191,6 +191,7 @@ async def test_parallel_calls_each_reserve_their_models_max_tokens_not_all_that_
     events = await run(Runner(agent, callbacks=[Budget(total_tokens=250)]))
     assert [[r.max_tokens for r in m.requests] for m in capped] == [[100], [100]]
     assert events[-1].object == ObjectType.RUNNER_COMPLETION
+
     async def slow(request: LlmRequest) -> LlmResponse:
         await asyncio.sleep(0)  # in flight while the other branch's call starts
         return used(1, 1)
