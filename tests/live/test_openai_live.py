@@ -191,3 +191,32 @@ async def test_a_prompt_past_the_context_ends_the_run_with_a_context_overflow(
     error = events[-1].error
     assert error is not None
     assert (error.type, error.where) == ("ContextOverflowError", f"model:{live_model.name}")
+
+
+async def test_under_a_budget_the_models_own_max_tokens_still_bounds_a_long_answer(
+    live_model: OpenAIModel,
+) -> None:
+    # The model is set to 8 tokens; a generous budget must not raise that to what it has left
+    # (the server would then write hundreds), and settles to the tokens the server reports.
+    from adk.limits import Budget
+
+    budget, reports = Budget(total_tokens=100_000), []
+
+    class Report:
+        async def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+            reports.append(budget.report(ctx.invocation))
+            return response
+
+    agent = LlmAgent("counter", model=live_model, callbacks=[budget, Report()])
+    events = await run(agent, "Count from one to one hundred in words, one number a line.", False)
+    answer = events[-2]
+    assert answer.object == ObjectType.CHAT_COMPLETION and answer.usage is not None
+    assert (answer.usage.completion_tokens, answer.choices[0].finish_reason) == (8, "length")
+    assert reports == [
+        {
+            "model_calls": 1.0,
+            "input_tokens": float(answer.usage.prompt_tokens),
+            "output_tokens": 8.0,
+            "total_tokens": float(answer.usage.prompt_tokens + 8),
+        }
+    ]
