@@ -56,7 +56,8 @@ class OpenAIModel:
     what a `Budget` reserves for a call whose request sets none (and never raises). `schema_format` says
     how a JSON schema asked for in `response_format` goes out: as OpenAI's `json_schema`, or as
     `json_object` with the schema beside it, the form llama-cpp-python's server takes (it refuses
-    `json_schema`). `stream_usage` asks
+    `json_schema`). `max_tokens_as="max_completion_tokens"` sends `max_tokens` under that name, the
+    only one OpenAI's reasoning models take (and a `Budget` sets it on every call). `stream_usage` asks
     streams for token counts (`stream_options`); turn it off for a server that rejects the option.
     `timeout` (120 s, not the SDK's 600 s) bounds each request's wait for the server (a
     `ModelTimeoutError`, transient); `RetryPolicy(attempt_timeout=)` bounds a whole attempt.
@@ -75,6 +76,7 @@ class OpenAIModel:
         tool_choice: str | dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
         schema_format: Literal["json_schema", "json_object"] = "json_schema",
+        max_tokens_as: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         stream_usage: bool = True,
         context_window: int | None = None,
     ) -> None:
@@ -110,18 +112,16 @@ class OpenAIModel:
         """Masks the key and the URL's credentials in everything taken from the server and in errors."""
         if self._redact:
             redact_logs(self, self._redact)
-        self._settings = {
-            name: value
-            for name, value in (
-                ("temperature", temperature),
-                ("max_tokens", max_tokens),
-                ("response_format", response_format),
-            )
-            if value is not None
-        }
+        given = (
+            ("temperature", temperature),
+            ("max_tokens", max_tokens),
+            ("response_format", response_format),
+        )
+        self._settings = {name: value for name, value in given if value is not None}
         self._tool_choice = tool_choice
         self._stream_options = {"include_usage": True} if stream_usage else None
         self._schema_as_json_object = schema_format == "json_object"
+        self._max_tokens_as = max_tokens_as
 
     @property
     def name(self) -> str:
@@ -157,6 +157,8 @@ class OpenAIModel:
             value = getattr(request, name)
             if value is not None:
                 body[name] = value
+        if self._max_tokens_as != "max_tokens" and "max_tokens" in body:
+            body[self._max_tokens_as] = body.pop("max_tokens")
         if self._schema_as_json_object:
             asked = body.get("response_format")
             if isinstance(asked, dict) and asked.get("type") == "json_schema":

@@ -640,6 +640,24 @@ async def test_under_a_budget_the_models_max_tokens_goes_out_lowered_only_when_l
     assert [b["max_tokens"] for b in server.bodies] == [64, 40 - 1]  # "Hi" is 1 token by the estimate
 
 
+async def test_max_tokens_can_go_out_as_max_completion_tokens(model: Callable[..., OpenAIModel]) -> None:
+    # OpenAI's reasoning models refuse `max_tokens`; a Budget sets one on every call.
+    from adk.limits import Budget
+
+    server = FakeServer(completion(), completion())
+    m = model(server, max_tokens=64, max_tokens_as="max_completion_tokens")
+    await collect(m, ask())
+    events = [
+        e
+        async for e in Runner(LlmAgent("a", model=m), callbacks=[Budget(total_tokens=40)]).run("u", "s", "Hi")
+    ]
+    assert events[-1].object == ObjectType.RUNNER_COMPLETION
+    assert [(b.get("max_tokens"), b.get("max_completion_tokens")) for b in server.bodies] == [
+        (None, 64),
+        (None, 39),
+    ]
+
+
 async def test_a_json_schema_goes_out_as_asked_or_as_json_object_with_the_schema(
     model: Callable[..., OpenAIModel],
 ) -> None:
