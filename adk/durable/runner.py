@@ -66,6 +66,11 @@ class RunHandle:
     since: str | None = None
     """For the answers to a paused run: the id of the event it paused with (its events come after)."""
 
+    @property
+    def where(self) -> str:
+        """Where its events are, for an error that names a missing one."""
+        return f"of run {self.workflow_id} in session {self.session_id!r}"
+
     async def status(self) -> str:
         """The workflow's status: ENQUEUED, PENDING, SUCCESS, ERROR, CANCELLED, ..."""
         from dbos import DBOS
@@ -87,11 +92,11 @@ class RunHandle:
         session = await self.runner.session_service.get(self.user_id, self.session_id)
         found = session.events if session is not None else []
         if self.since is not None:
-            found = found[_index(found, self.since, self) + 1 :]
+            found = found[_index(found, self.since, self.where) + 1 :]
         ran = [e for e in found if e.invocation_id == self.invocation_id]
         ended = next((i for i, e in enumerate(ran) if e.object in ENDED), len(ran))
         ran = ran[: ended + 1]
-        return ran if after is None else ran[_index(ran, after, self) + 1 :]
+        return ran if after is None else ran[_index(ran, after, self.where) + 1 :]
 
     async def follow(
         self, after: str | None = None, *, poll: float = 0.1, partials: bool = False
@@ -331,14 +336,12 @@ class DurableRunner:
         handle, and its events up to that one. `LookupError` naming it if the session has none."""
         session = await self.session_service.get(user_id, session_id)
         found = session.events if session is not None else []
-        at = next((i for i, e in enumerate(found) if e.id == after), None)
-        if at is None:
-            raise LookupError(f"no event {after!r} in session {session_id!r}")
+        at = _index(found, after, f"in session {session_id!r}")
         inv = found[at].invocation_id
         paused = [e.id for e in found[:at] if e.invocation_id == inv and e.object == ObjectType.RUNNER_PAUSED]
         handle = self.handle(user_id, session_id, inv, since=paused[-1] if paused else None)  # the answer's
         seen = await handle.events()
-        return handle, seen[: _index(seen, after, handle) + 1]
+        return handle, seen[: _index(seen, after, handle.where) + 1]
 
     def handle(
         self, user_id: str, session_id: str, invocation_id: str, *, since: str | None = None
@@ -373,12 +376,12 @@ class _RateLimit(TypedDict):
     period: float
 
 
-def _index(events: list[Event], event_id: str, run: RunHandle) -> int:
-    """Where the event `event_id` is among `events`; `LookupError` naming it if it is not."""
+def _index(events: list[Event], event_id: str, where: str) -> int:
+    """Where the event `event_id` is among `events`; `LookupError` naming it and `where` if it is not."""
     for i, event in enumerate(events):
         if event.id == event_id:
             return i
-    raise LookupError(f"no event {event_id!r} of run {run.workflow_id} in session {run.session_id!r}")
+    raise LookupError(f"no event {event_id!r} {where}")
 
 
 @dataclass(frozen=True, slots=True)
