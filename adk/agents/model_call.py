@@ -43,6 +43,8 @@ __all__ = [
     "call_aside",
     "call_model",
     "checked",
+    "chunks_within",
+    "close_stream",
     "partial_event",
     "response_event",
 ]
@@ -109,7 +111,7 @@ async def attempt(
         if held is not None and complete is None:  # failed before any output: nothing was charged
             await held.release()
         raise
-    finally:  # _close(stream) inlined: a coroutine less per call
+    finally:  # close_stream(stream) inlined: a coroutine less per call
         aclose = None if handed else getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -247,13 +249,13 @@ async def _envelope(
                 stream, response, held = outcome.stream, outcome.response, outcome.held
                 try:
                     yield partial_event(agent.name, ctx, outcome.chunk)
-                    async for chunk in _chunks(stream, mctx.model.name, steps.policy.attempt_timeout):
+                    async for chunk in chunks_within(stream, mctx.model.name, steps.policy.attempt_timeout):
                         if chunk.is_partial:
                             yield partial_event(agent.name, ctx, chunk)
                         else:
                             response = chunk
                 finally:
-                    await _close(stream)
+                    await close_stream(stream)
                 outcome = await _settled(mctx.model, response, agent._output, held, attempts)
             final = outcome
             if after := hooks.impls["after_model"]:  # a ResponseRejected fails the attempt
@@ -327,7 +329,7 @@ async def after_model(
     return response
 
 
-def _chunks(stream: AsyncIterator[Chunk], model: str, limit: float | None) -> AsyncIterator[Chunk]:
+def chunks_within(stream: AsyncIterator[Chunk], model: str, limit: float | None) -> AsyncIterator[Chunk]:
     """The rest of a stream; with `limit`, each chunk must come within it (a stalled stream fails)."""
     return stream if limit is None else _bounded_chunks(stream, model, limit)
 
@@ -355,7 +357,7 @@ async def _after_fallback(
         raise carry(rejected, attempts.decisions) from None
 
 
-async def _close(stream: AsyncIterator[LlmResponse]) -> None:
+async def close_stream(stream: AsyncIterator[LlmResponse]) -> None:
     """Close a model's stream (its HTTP response) at once, rather than when it is collected."""
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:

@@ -291,10 +291,7 @@ def _run(tctx: ToolContext, args: dict[str, Any]) -> Awaitable[Any]:
     made = checkpoints.get()
     if made is not None:
         return made.run_tool(tctx.tool, args, tctx)
-    limit = tctx.tool.timeout
-    if limit is None:
-        return tctx.tool.run(args, tctx)
-    return tool_bounded(tctx.tool.run(args, tctx), tctx.tool.name, limit)
+    return tool_bounded(tctx.tool.run(args, tctx), tctx.tool.name, tctx.tool.timeout)
 
 
 def _approval(tctx: ToolContext, approved: tuple[BaseTool, dict[str, Any]]) -> ToolContext:

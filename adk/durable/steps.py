@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from adk.agents.base import BaseAgent
+from adk.agents.model_call import chunks_within, close_stream
 from adk.agents.tool import AgentTool
 from adk.context import ToolContext
 from adk.durable.checkpoint import reserved, step, step_options
@@ -22,7 +23,7 @@ from adk.durable.hooks import durable_callbacks
 from adk.durable.partials import live_chunks
 from adk.errors import ToolInterruptedError
 from adk.events import Event, LlmResponse, new_id
-from adk.limits.timeouts import model_bounded, tool_bounded
+from adk.limits.timeouts import tool_bounded
 from adk.models.base import LlmRequest, Model
 from adk.tools import BaseTool
 
@@ -84,7 +85,7 @@ class DurableSteps:
 
     async def run_tool(self, tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> Any:
         if not tool.checkpointed:
-            return await _bounded(tool, args, ctx)
+            return await tool_bounded(tool.run(args, ctx), tool.name, tool.timeout)
         nonce = new_id()
         started = await step(f"adk.tool.start:{tool.name}", _same, nonce)
         cut = started != nonce  # recorded by an earlier execution that never recorded the result
@@ -94,7 +95,7 @@ class DurableSteps:
                 return _Interrupted()
             invocation = ctx.invocation
             escalated, ended = invocation.escalated, invocation.ended
-            value = await _bounded(tool, args, ctx)
+            value = await tool_bounded(tool.run(args, ctx), tool.name, tool.timeout)
             return _Done(value, invocation.escalated and not escalated, invocation.ended and not ended)
 
         outcome = await step(f"adk.tool:{tool.name}", body)
@@ -121,26 +122,13 @@ async def _attempt(
     stream = model.generate(request)
     chunks: list[LlmResponse] = []
     try:
-        while True:
-            waiting = anext(stream)
-            try:
-                chunk = await (waiting if limit is None else model_bounded(waiting, model.name, limit))
-            except StopAsyncIteration:
-                return chunks
+        async for chunk in chunks_within(stream, model.name, limit):
             chunks.append(chunk)
             if live is not None:
                 live.put_nowait(chunk)
+        return chunks
     finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
-async def _bounded(tool: BaseTool, args: dict[str, Any], ctx: ToolContext) -> Any:
-    limit = tool.timeout
-    if limit is None:
-        return await tool.run(args, ctx)
-    return await tool_bounded(tool.run(args, ctx), tool.name, limit)
+        await close_stream(stream)
 
 
 async def _same(nonce: str) -> str:

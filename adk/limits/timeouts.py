@@ -37,8 +37,10 @@ async def within(step: Awaitable[T], bound: asyncio.Timeout, expired: Callable[[
         raise
 
 
-def tool_bounded(call: Awaitable[T], tool: str, limit: float) -> Awaitable[T]:
-    """`call` (a tool's body), cancelled after `limit` seconds: then a `ToolTimeoutError`."""
+def tool_bounded(call: Awaitable[T], tool: str, limit: float | None) -> Awaitable[T]:
+    """`call` (a tool's body), cancelled after `limit` seconds, if given: then a `ToolTimeoutError`."""
+    if limit is None:
+        return call
     return within(call, asyncio.timeout(limit), lambda: ToolTimeoutError(tool, limit))
 
 
