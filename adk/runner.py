@@ -137,6 +137,8 @@ class Runner:
     `PostgresSessionService` for many worker processes.
     """
 
+    runs_here = True  # its runs' hooks run here, so a surface may add run callbacks (not a QueuedRunner's)
+
     def __init__(
         self,
         agent: BaseAgent,
@@ -385,8 +387,7 @@ class Runner:
         return event
 
     async def _finish(self, this: _Run) -> Event:
-        """The invocation's last event, stored: it tells a later resume() that this invocation is
-        finished, or paused with calls waiting for answers."""
+        """The invocation's last event, stored: it tells a later resume() it finished or awaits answers."""
         invocation = this.invocation
         inv_id, author = invocation.invocation_id, self.agent.name
         if invocation.waiting:

@@ -25,8 +25,7 @@ class QueuedRunner(Runner):
     """
 
     runs_here = False
-    """Its runs' hooks run in a worker: the surfaces give it no per-run callbacks (`adk web`'s
-    timing; a `Runner`, which has no such attribute, runs them itself)."""
+    """Its runs' hooks run in a worker: the surfaces give it no per-run callbacks (`adk web`'s timing)."""
 
     def __init__(self, durable: DurableRunner, *, poll: float = 0.1) -> None:
         super().__init__(durable.agent, session_service=durable.session_service)

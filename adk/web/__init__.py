@@ -61,7 +61,7 @@ def create_web_app(
         max_body=max_body,
         translate_callbacks=translate_callbacks,
         details=True,
-        run_callbacks=_timed if getattr(runner, "runs_here", True) else None,  # QueuedRunner: no
+        run_callbacks=_timed if runner.runs_here else None,
     )
     about = {**describe(runner.agent), "agents": list(agents), "prefix": prefix}
     app.router.routes.extend([*page_routes(about), *_routes(runner.session_service, identity, prefix)])
