@@ -1,25 +1,28 @@
 """Attacks on the limits' promises (docs/limits.md): ids that join alike, numbers that are no
-limit, an approval that counted a call twice, a summary stream that stalls. Each failed before
-its fix."""
+limit, an approval that counted a call twice, a summary stream that stalls, a timeout on a tool
+that nothing can cancel. Each failed before its fix; the last test (xfail) is a bug left open."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adk import Approve, LlmAgent, LlmResponse, RetryPolicy, Runner
+from adk import Approve, LlmAgent, LlmResponse, RetryPolicy, Runner, ToolContext
 from adk.compaction import Compact
 from adk.events import ObjectType, Usage
 from adk.limits import Budget, RateLimit
 from adk.models.base import LlmRequest
 from adk.recovery import CircuitBreaker
 from adk.sessions import InMemorySessionService
+from adk.sessions.sqlite import SqliteSessionService
 from adk.testing import ScriptedModel, call_tool
 from adk.tools import FunctionTool, tool
+from tests._runtime import Tool, call, calls
 
 pytestmark = pytest.mark.usefixtures("testing")
 
@@ -143,3 +146,59 @@ async def test_a_summary_stream_that_stalls_is_cut_by_the_attempt_timeout() -> N
         ("runner.completion", ""),
     ]
     assert len(model.requests[1].messages) == 3
+
+
+def test_a_timeout_on_a_sync_tool_is_refused_where_it_is_given() -> None:
+    # a sync tool runs inline: no timeout could cancel it, so one given was silently no bound
+    def lookup(city: str) -> str:
+        """Look up a city."""
+        return city
+
+    with pytest.raises(ValueError, match=r"^tool 'lookup': timeout needs") as raised:
+        tool(timeout=5)(lookup)
+    assert str(raised.value) == (
+        "tool 'lookup': timeout needs an async function; a sync one runs inline, where no timeout can"
+        " cancel it"
+    )
+    assert FunctionTool(lookup).timeout is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="left open: the dead worker counted the call in the store, the resumed re-run counts it"
+    " again, and a Budget cannot tell a counted call from one its worker died before counting",
+)
+async def test_a_call_resumed_on_another_worker_counts_once_against_a_stored_tool_cap(tmp_path: Path) -> None:
+    path, in_flight, ran = tmp_path / "s.sqlite3", asyncio.Event(), []
+
+    async def hangs(args: dict[str, Any], ctx: ToolContext) -> str:
+        in_flight.set()
+        await asyncio.Event().wait()  # the worker dies during the call
+        return "never"
+
+    async def pays(args: dict[str, Any], ctx: ToolContext) -> str:
+        ran.append("paid")
+        return "paid"
+
+    def worker(store: SqliteSessionService, body: Any, script: list[Any]) -> Runner:
+        budget = Budget(per_tool={"pay": 1}, scope="session", store=store)
+        agent = LlmAgent("a", model=ScriptedModel(script), tools=[Tool("pay", body, idempotent=True)])
+        return Runner(agent, session_service=store, callbacks=[budget])
+
+    first_store = SqliteSessionService(path)
+    first = worker(first_store, hangs, [calls(call("pay", "c1", amount=5))])
+    running = asyncio.create_task(_drain(first.run("u", "s", "pay 5")))
+    async with asyncio.timeout(10):
+        await in_flight.wait()
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    first_store.close()
+    other_store = SqliteSessionService(path)
+    events = [e async for e in worker(other_store, pays, ["paid once"]).resume("u", "s")]
+    other_store.close()
+    assert ran == ["paid"], [(e.object, e.content) for e in events]  # refused: tool:pay 1 of 1
+
+
+async def _drain(events: AsyncIterator[Any]) -> None:
+    async for _ in events:
+        pass
