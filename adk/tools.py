@@ -102,7 +102,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
     Each parameter becomes an argument in the JSON schema, described by the docstring's
     Args/Parameters section; a parameter annotated `ToolContext` receives the tool context
     instead. Sync functions are called inline, not in a thread: a tool that blocks should be
-    `async`. The tool stays callable like the function it wraps, which is also `fn`.
+    `async`, and one with a `timeout` must be. The tool stays callable like the function it
+    wraps, which is also `fn`.
     """
 
     def __init__(
@@ -132,6 +133,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.timeout = positive(timeout, f"tool {self.name!r}: timeout")
         self._call: Callable[..., Any] = fn
         self._is_async = is_async(fn)
+        if self.timeout is not None and not self._is_async:  # called inline: nothing could cancel it
+            raise ValueError(
+                f"tool {self.name!r}: timeout needs an async function; a sync one runs inline, where"
+                " no timeout can cancel it"
+            )
         adapter, schema, self._params, self._ctx_param = _arguments_adapter(self.name, fn, param_docs)
         self._validate_python = adapter.validate_python
         self._declaration = ToolDeclaration(name=self.name, description=self.description, parameters=schema)

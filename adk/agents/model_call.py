@@ -446,7 +446,7 @@ async def call_aside(
         try:
             limit = attempts.policy.attempt_timeout
             answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
-            whole = await _whole(mctx.model, answer, attempts)
+            whole = await _whole(mctx.model, answer, attempts, limit)
             return await after_model(hooks.impls["after_model"], mctx, whole, attempts)
         except Exception as error:
             locate(error, f"model:{mctx.model.name}")
@@ -459,12 +459,18 @@ async def call_aside(
                     assert_never(other)
 
 
-async def _whole(model: Model, answer: LlmResponse | Opened, attempts: Attempts) -> LlmResponse:
-    """The complete response of an attempt, read to its end if it streams (and then settled)."""
+async def _whole(
+    model: Model, answer: LlmResponse | Opened, attempts: Attempts, limit: float | None
+) -> LlmResponse:
+    """The complete response of an attempt, read to its end if it streams (each chunk within
+    `limit`, as an agent's call reads them; then settled), its stream closed."""
     if not isinstance(answer, Opened):
         return answer
     response = answer.response
-    async for chunk in answer.stream:
-        if not chunk.is_partial:
-            response = chunk
+    try:
+        async for chunk in chunks_within(answer.stream, model.name, limit):
+            if not chunk.is_partial:
+                response = chunk
+    finally:
+        await close_stream(answer.stream)
     return await _settled(model, response, None, answer.held, attempts)

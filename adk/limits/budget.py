@@ -26,7 +26,7 @@ from adk.limits.options import LIMITS, Scope, UnknownModel, check_limits, check_
 from adk.limits.usage import estimate_tokens
 from adk.models.base import LlmRequest, with_max_tokens
 from adk.recovery.attempts import judging
-from adk.sessions.budgets import BudgetStore
+from adk.sessions.budgets import BudgetStore, crossed
 
 if TYPE_CHECKING:
     from adk.context import Invocation, ModelContext, ToolContext
@@ -141,7 +141,11 @@ class Budget:
     async def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Halt[Any]:
         """Count the tool call; over a cap, it does not run and the run ends."""
         tool = ctx.tool.name
-        over = await self.reserve(ctx.invocation, {"tool_calls": 1.0, f"tool:{tool}": 1.0})
+        amounts = {"tool_calls": 1.0, f"tool:{tool}": 1.0}
+        if ctx.tool.requires_approval and not ctx.approved:  # it waits: counted once approved, not twice
+            over = crossed(await self.used(ctx.invocation), amounts, self.limits)
+        else:
+            over = await self.reserve(ctx.invocation, amounts)
         if over is None:
             return Cont(ctx)
         ctx.end_invocation()
@@ -166,8 +170,9 @@ class Budget:
     def _scope_key(self, invocation: Invocation) -> str:
         session = invocation.session
         match self.scope:
-            case "session":
-                return f"{self.name}:session:{session.user_id}:{session.id}"
+            case "session":  # the user id's length first: ("a:b", "c") and ("a", "b:c") stay apart
+                user = session.user_id
+                return f"{self.name}:session:{len(user)}:{user}:{session.id}"
             case "user":
                 return f"{self.name}:user:{session.user_id}"
             case _:

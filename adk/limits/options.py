@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -16,7 +17,8 @@ LIMITS = ("total_tokens", "input_tokens", "output_tokens", "usd", "model_calls",
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float: a bool is no number, and NaN or infinity would compare as no limit."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_limits(given: Mapping[str, Any], per_tool: Mapping[str, Any] | None) -> dict[str, float]:

@@ -11,6 +11,7 @@ process that uses it (changed in one atomic read-modify-write per call).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -29,8 +30,9 @@ R = TypeVar("R")
 
 
 def _above_zero(value: object, argument: str) -> float:
-    """`value`, checked where the `RateLimit` is made: a number above 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+    """`value`, checked where the `RateLimit` is made: a finite number above 0 (an infinite
+    `max_wait` would wait out any Retry-After)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise ValueError(f"RateLimit: {argument} must be a number above 0, got {value!r}")
     return float(value)
 

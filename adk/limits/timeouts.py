@@ -6,6 +6,7 @@ Imports only `adk.errors`, so that every floor (tools, recovery, agents, runner)
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -17,10 +18,11 @@ T = TypeVar("T")
 
 
 def positive(value: object, argument: str) -> float | None:
-    """`value`, checked where the object is made: None (no limit) or a number above 0."""
+    """`value`, checked where the object is made: None (no limit) or a finite number above 0
+    (infinity is no limit: None says that)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise ValueError(f"{argument} must be a number of seconds above 0, got {value!r}")
     return float(value)
 

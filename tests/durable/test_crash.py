@@ -458,7 +458,7 @@ async def _plain_budget() -> dict[str, float]:
 
 async def _budget_used(store: BudgetStore, session: str) -> dict[str, float]:
     try:
-        return await store.budget_used(f"budget:session:u:{session}")
+        return await store.budget_used(f"budget:session:1:u:{session}")
     finally:
         close = getattr(store, "close", None)
         if close is not None:

@@ -232,7 +232,7 @@ async def test_a_stored_budget_spends_in_a_durable_run_what_it_spends_in_a_plain
     assert isinstance(wrapped, DurableBudgetStore) and wrapped.store is store and budget.store is wrapped
     assert _shape(events) == _shape(plain)
     assert events[-1].error is not None and events[-1].error.type == "BudgetExceededError"
-    key = "budget:session:u:s"
+    key = "budget:session:1:u:s"  # the user id's length first (adk.limits.budget)
     assert await store.budget_used(key) == await plain_store.budget_used(key)
     steps = [s["function_name"] for s in await DBOS.list_workflow_steps_async(workflow_id("u", "s", "i1"))]
     assert steps[:3] == ["adk.lease", "adk.budget.used:budget", "adk.budget.reserve:budget"]
