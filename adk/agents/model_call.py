@@ -99,9 +99,10 @@ async def attempt(
         held = await meter.reserve_attempt(invocation, request.model or model.name, request)
         request = held.request
     complete: LlmResponse | None = None
-    stream = model.generate(request) if made is None else made.generate(model, request, limit)
+    stream: AsyncIterator[LlmResponse] | None = None
     handed = False
-    try:
+    try:  # a `generate` that raises before it returns a stream fails the attempt as any error does
+        stream = model.generate(request) if made is None else made.generate(model, request, limit)
         async for chunk in stream:
             if chunk.is_partial:
                 handed = True
@@ -112,7 +113,7 @@ async def attempt(
             await held.release()
         raise
     finally:  # close_stream(stream) inlined: a coroutine less per call
-        aclose = None if handed else getattr(stream, "aclose", None)
+        aclose = None if handed or stream is None else getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
     if held is not None and (decisions := await held.settle(complete)):

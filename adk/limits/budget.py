@@ -116,6 +116,7 @@ class Budget:
         self, invocation: Invocation, use: RunUse, model: str, request: LlmRequest
     ) -> Reservation:
         prompt = estimate_tokens(request)
+        lost = ""  # the limit the last race was lost on
         for _ in range(_RACES):  # another worker may take what was left between the read and the reservation
             used = RunUse(use.priced, await self.used(invocation))
             price = self.prices.get(model)
@@ -124,11 +125,11 @@ class Budget:
             tokens = self._room(used, price, prompt, request.max_tokens)
             sent = with_max_tokens(request, tokens)
             reserved = Reservation(self, invocation, use, model, sent, (prompt, tokens or 0), price)
-            if await self.reserve(invocation, reserved.amounts()) is None:
+            if (over := await self.reserve(invocation, reserved.amounts())) is None:
                 return reserved
-        raise BudgetExceededError(
-            self.name, "usd", 0.0, 0.0, f"budget {self.name!r}: too many races for one reservation"
-        )
+            lost = over
+        why = f"budget {self.name!r}: {lost} lost {_RACES} races for one reservation to other workers"
+        raise BudgetExceededError(self.name, lost, self.limits[lost], used.get(lost), why)
 
     def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
         """Record a refusal of this budget's as a `BudgetExceeded` decision; pass the error on."""

@@ -109,6 +109,35 @@ async def test_each_retry_attempt_counts_its_own_usage_once() -> None:
     assert seen == [{"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 5.0, "total_tokens": 6.0}]
 
 
+async def test_a_model_whose_generate_raises_before_it_streams_releases_its_reservation() -> None:
+    class RaisesOnCall:
+        """A model whose `generate` is a plain function: the first call raises at once."""
+
+        name = "m"
+
+        def __init__(self) -> None:
+            self.sent: list[int | None] = []
+
+        def generate(self, request: LlmRequest) -> Any:
+            self.sent.append(request.max_tokens)
+            if len(self.sent) == 1:
+                raise ServerError("503 before any stream")
+            return ScriptedModel([used(1, 5)]).generate(request)
+
+    model, budget, seen = RaisesOnCall(), Budget(total_tokens=50), []
+
+    class Watch:
+        def after_model(self, response: LlmResponse, ctx: Any) -> LlmResponse:
+            seen.append(budget.report(ctx.invocation))
+            return response
+
+    agent = LlmAgent(name="a", model=model)
+    events = await run(Runner(agent, callbacks=[budget, Watch()]))
+    assert events[-1].object == ObjectType.RUNNER_COMPLETION
+    assert model.sent == [49, 49]  # the first attempt's reservation was released, not kept
+    assert seen == [{"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 5.0, "total_tokens": 6.0}]
+
+
 async def test_a_model_that_reports_no_usage_spends_its_reservation_and_says_so() -> None:
     model = ScriptedModel(["no usage here"])
     budget = Budget(output_tokens=100)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 
 import pytest
 
@@ -14,6 +15,7 @@ from adk.errors import StreamInterruptedError
 from adk.events import Message, ObjectType, ToolDeclaration, Usage
 from adk.limits import Budget
 from adk.models.base import LlmRequest, with_max_tokens
+from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel, Stream, call_tool, transfer_to
 from tests._runtime import run
 
@@ -139,3 +141,29 @@ async def test_an_attempt_that_times_out_keeps_its_reservation_and_the_retry_res
     assert [r.max_tokens for r in model.requests] == [40, 40]
     # the timed-out attempt keeps its 40 (fail closed: it may have been charged)
     assert reports == [{"model_calls": 2.0, "input_tokens": 2.0, "output_tokens": 43.0, "total_tokens": 45.0}]
+
+
+async def test_a_reservation_that_loses_every_race_names_the_limit_it_lost_on() -> None:
+    class Raced(InMemorySessionService):
+        """A store where another worker always takes the room between the read and the reservation."""
+
+        async def reserve_budget(
+            self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+        ) -> str | None:
+            races.append(key)
+            return "total_tokens"
+
+    races: list[str] = []
+    store, model = Raced(), ScriptedModel(["never made"])
+    budget = Budget(total_tokens=100, scope="session", store=store)
+    events = await run(Runner(LlmAgent("a", model=model), session_service=store, callbacks=[budget]))
+    assert (model.requests, len(races)) == ([], 16)
+    last = events[-1]
+    assert last.error is not None and last.error.message == (
+        "budget 'budget': total_tokens lost 16 races for one reservation to other workers"
+    )
+    assert last.decisions == (  # not "usd", a limit this budget does not have
+        BudgetExceeded(
+            "callback:Budget.on_model_error", "model:scripted", "budget", "total_tokens", 100.0, 0.0
+        ),
+    )
