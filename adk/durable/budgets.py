@@ -32,11 +32,10 @@ class DurableBudgetStore:
         return f"DurableBudgetStore({self.store!r})"
 
     async def reserve_budget(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
     ) -> str | None:
-        over: str | None = await step(
-            f"adk.budget.reserve:{self.name}", self.store.reserve_budget, key, dict(amounts), dict(limits)
-        )
+        reserve, name = self.store.reserve_budget, f"adk.budget.reserve:{self.name}"
+        over: str | None = await step(name, reserve, key, dict(amounts), dict(limits), once)
         return over
 
     async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:

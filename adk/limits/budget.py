@@ -145,8 +145,8 @@ class Budget:
         amounts = {"tool_calls": 1.0, f"tool:{tool}": 1.0}
         if ctx.tool.requires_approval and not ctx.approved:  # it waits: counted once approved, not twice
             over = crossed(await self.used(ctx.invocation), amounts, self.limits)
-        else:
-            over = await self.reserve(ctx.invocation, amounts)
+        else:  # a call that a resumed run makes again, on any worker, is counted once in a store
+            over = await self.reserve(ctx.invocation, amounts, once=ctx.idempotency_key)
         if over is None:
             return Cont(ctx)
         ctx.end_invocation()
@@ -189,11 +189,14 @@ class Budget:
         """This run's use (run scope: the budget's own; else what this run reserved and settled)."""
         return self._use(invocation).as_dict()
 
-    async def reserve(self, invocation: Invocation, amounts: Mapping[str, float]) -> str | None:
-        """Add `amounts` unless one crosses its limit: then return that limit's name."""
+    async def reserve(
+        self, invocation: Invocation, amounts: Mapping[str, float], once: str | None = None
+    ) -> str | None:
+        """Add `amounts` unless one crosses its limit: then return that limit's name. With a store,
+        `once` names the reservation: made already, by any worker, it is not made again (None)."""
         if self.store is None:
             return self._use(invocation).reserve(amounts, self.limits)
-        over = await self.store.reserve_budget(self._scope_key(invocation), amounts, self.limits)
+        over = await self.store.reserve_budget(self._scope_key(invocation), amounts, self.limits, once)
         if over is None:
             self._use(invocation).add(amounts)
         return over

@@ -33,18 +33,26 @@ def crossed(
 
 
 class Ledger:
-    """A scope's use: spent plus reserved, per limit name."""
+    """A scope's use: spent plus reserved, per limit name; and the reservations made once."""
 
-    __slots__ = ("used",)
+    __slots__ = ("once", "used")
 
     def __init__(self) -> None:
         self.used: dict[str, float] = {}
+        self.once: set[str] = set()
 
-    def reserve(self, amounts: Mapping[str, float], limits: Mapping[str, float]) -> str | None:
-        """Add `amounts` unless one would cross its limit; return that limit's name (nothing added)."""
+    def reserve(
+        self, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
+    ) -> str | None:
+        """Add `amounts` unless one would cross its limit; return that limit's name (nothing added).
+        With `once`, a reservation already made under that id is not made again (None)."""
+        if once is not None and once in self.once:
+            return None
         over = crossed(self.used, amounts, limits)
         if over is None:
             self.adjust(amounts)
+            if once is not None:
+                self.once.add(once)
         return over
 
     def adjust(self, amounts: Mapping[str, float]) -> None:
@@ -60,9 +68,13 @@ class BudgetStore(Protocol):
     they hold across runs and worker processes: `reserve_budget` is atomic in the store."""
 
     async def reserve_budget(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
     ) -> str | None:
-        """Add `amounts` to `key`'s use unless one crosses its limit: then return that limit's name."""
+        """Add `amounts` to `key`'s use unless one crosses its limit: then return that limit's name.
+
+        `once` names what is reserved (a tool call's idempotency key): a reservation already made
+        under it for `key`, by any worker, is not made again, and None is returned. A call that a
+        resumed run makes again on another worker is so counted once."""
         ...
 
     async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:
@@ -106,9 +118,9 @@ class MemoryBudgets:
         return ledger
 
     async def reserve_budget(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
     ) -> str | None:
-        return self._ledger(key).reserve(amounts, limits)
+        return self._ledger(key).reserve(amounts, limits, once)
 
     async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:
         self._ledger(key).adjust(amounts)

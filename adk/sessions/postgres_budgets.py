@@ -42,11 +42,19 @@ class PostgresBudgets:
                 await conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {table} (scope_key TEXT PRIMARY KEY, used JSONB NOT NULL)"
                 )
+                await conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {table}_once"
+                    " (scope_key TEXT, once TEXT, PRIMARY KEY (scope_key, once))"
+                )
             self._budgets_table = table
         return pool, table
 
     async def _change(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float] | None
+        self,
+        key: str,
+        amounts: Mapping[str, float],
+        limits: Mapping[str, float] | None,
+        once: str | None = None,
     ) -> str | None:
         pool, table = await self._budgets()
         async with pool.acquire() as conn, conn.transaction():
@@ -55,7 +63,10 @@ class PostgresBudgets:
             )
             used: dict[str, Any] = json.loads(
                 await conn.fetchval(f"SELECT used FROM {table} WHERE scope_key = $1 FOR UPDATE", key)
-            )
+            )  # the row's lock orders this key's reservations, those made once included
+            made = f"SELECT 1 FROM {table}_once WHERE scope_key = $1 AND once = $2"
+            if once is not None and await conn.fetchval(made, key, once) is not None:
+                return None  # made before, by this worker or another
             over = None if limits is None else crossed(used, amounts, limits)
             if over is None:
                 for name, amount in amounts.items():
@@ -63,6 +74,10 @@ class PostgresBudgets:
                 await conn.execute(
                     f"UPDATE {table} SET used = $2 WHERE scope_key = $1", key, json.dumps(used)
                 )
+                if once is not None:
+                    await conn.execute(
+                        f"INSERT INTO {table}_once (scope_key, once) VALUES ($1, $2)", key, once
+                    )
             return over
 
     async def update_shared(self, key: str, change: Callable[[dict[str, Any]], T]) -> T:
@@ -84,9 +99,9 @@ class PostgresBudgets:
         return await self.budget_used(key)
 
     async def reserve_budget(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
     ) -> str | None:
-        return await self._change(key, amounts, limits)
+        return await self._change(key, amounts, limits, once)
 
     async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:
         await self._change(key, amounts, None)

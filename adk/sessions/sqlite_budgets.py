@@ -20,6 +20,10 @@ __all__ = ["SqliteBudgets"]
 
 T = TypeVar("T")
 _TABLE = "CREATE TABLE IF NOT EXISTS budgets (scope_key TEXT PRIMARY KEY, used TEXT NOT NULL) WITHOUT ROWID"
+_ONCE = (
+    "CREATE TABLE IF NOT EXISTS budgets_once (scope_key TEXT, once TEXT, PRIMARY KEY (scope_key, once))"
+    " WITHOUT ROWID"
+)
 
 
 class SqliteBudgets:
@@ -32,10 +36,19 @@ class SqliteBudgets:
         def _transaction(self, begin: str = "BEGIN IMMEDIATE") -> AbstractContextManager[Connection]: ...
 
     def _budget_change(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float] | None
+        self,
+        key: str,
+        amounts: Mapping[str, float],
+        limits: Mapping[str, float] | None,
+        once: str | None = None,
     ) -> str | None:
         with self._transaction() as conn:
             conn.execute(_TABLE)
+            if once is not None:
+                conn.execute(_ONCE)
+                made = "SELECT 1 FROM budgets_once WHERE scope_key = ? AND once = ?"
+                if conn.execute(made, (key, once)).fetchone() is not None:
+                    return None  # made before, by this worker or another
             row = conn.execute("SELECT used FROM budgets WHERE scope_key = ?", (key,)).fetchone()
             used: dict[str, float] = {} if row is None else json.loads(row[0])
             over = None if limits is None else crossed(used, amounts, limits)
@@ -47,6 +60,8 @@ class SqliteBudgets:
                     " ON CONFLICT (scope_key) DO UPDATE SET used = excluded.used",
                     (key, json.dumps(used)),
                 )
+                if once is not None:
+                    conn.execute("INSERT INTO budgets_once (scope_key, once) VALUES (?, ?)", (key, once))
             return over
 
     def _shared_change(self, key: str, change: Callable[[dict[str, Any]], T]) -> T:
@@ -71,9 +86,9 @@ class SqliteBudgets:
         return {} if row is None else dict(json.loads(row[0]))
 
     async def reserve_budget(
-        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+        self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
     ) -> str | None:
-        return await self._call(self._budget_change, key, amounts, limits)
+        return await self._call(self._budget_change, key, amounts, limits, once)
 
     async def adjust_budget(self, key: str, amounts: Mapping[str, float]) -> None:
         await self._call(self._budget_change, key, amounts, None)

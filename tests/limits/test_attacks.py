@@ -1,6 +1,7 @@
 """Attacks on the limits' promises (docs/limits.md): ids that join alike, numbers that are no
 limit, an approval that counted a call twice, a summary stream that stalls, a timeout on a tool
-that nothing can cancel. Each failed before its fix; the last test (xfail) is a bug left open."""
+that nothing can cancel, a call counted again when another worker resumes it. Each failed before
+its fix."""
 
 from __future__ import annotations
 
@@ -163,11 +164,6 @@ def test_a_timeout_on_a_sync_tool_is_refused_where_it_is_given() -> None:
     assert FunctionTool(lookup).timeout is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="left open: the dead worker counted the call in the store, the resumed re-run counts it"
-    " again, and a Budget cannot tell a counted call from one its worker died before counting",
-)
 async def test_a_call_resumed_on_another_worker_counts_once_against_a_stored_tool_cap(tmp_path: Path) -> None:
     path, in_flight, ran = tmp_path / "s.sqlite3", asyncio.Event(), []
 
@@ -195,8 +191,9 @@ async def test_a_call_resumed_on_another_worker_counts_once_against_a_stored_too
     first_store.close()
     other_store = SqliteSessionService(path)
     events = [e async for e in worker(other_store, pays, ["paid once"]).resume("u", "s")]
+    assert ran == ["paid"], [(e.object, e.content) for e in events]  # was refused: tool:pay 1 of 1
+    assert (await other_store.budget_used("budget:session:1:u:s"))["tool:pay"] == 1.0
     other_store.close()
-    assert ran == ["paid"], [(e.object, e.content) for e in events]  # refused: tool:pay 1 of 1
 
 
 async def _drain(events: AsyncIterator[Any]) -> None:

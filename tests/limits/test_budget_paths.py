@@ -148,7 +148,7 @@ async def test_a_reservation_that_loses_every_race_names_the_limit_it_lost_on() 
         """A store where another worker always takes the room between the read and the reservation."""
 
         async def reserve_budget(
-            self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float]
+            self, key: str, amounts: Mapping[str, float], limits: Mapping[str, float], once: str | None = None
         ) -> str | None:
             races.append(key)
             return "total_tokens"

@@ -1,4 +1,5 @@
-"""A user budget in PostgreSQL or SQLite is never overspent by 4 worker processes racing for it."""
+"""A user budget in PostgreSQL or SQLite is never overspent by 4 worker processes racing for it;
+a reservation made once (a tool call) is made once in every store."""
 
 from __future__ import annotations
 
@@ -6,7 +7,14 @@ import asyncio
 import json
 import multiprocessing
 import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
 
+import pytest
+
+from adk.sessions import InMemorySessionService
+from adk.sessions.budgets import BudgetStore
+from adk.sessions.sqlite import SqliteSessionService
 from tests import postgres
 from tests.sessions import workers
 
@@ -52,3 +60,40 @@ async def test_stores_making_the_budget_table_at_once_all_succeed() -> None:
                 assert await asyncio.gather(*(s.budget_used("k") for s in stores)) == [{}] * 8
             finally:
                 await asyncio.gather(*(s.close() for s in stores))
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def budget_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[BudgetStore]:
+    if request.param == "memory":
+        yield InMemorySessionService()
+    elif request.param == "sqlite":
+        store = SqliteSessionService(tmp_path / "budgets.sqlite3")
+        yield store
+        store.close()
+    else:
+        postgres.require()
+        from adk.sessions.postgres import PostgresSessionService
+
+        async with postgres.fresh_schema() as schema:
+            pg = PostgresSessionService(postgres.URL, schema=schema, min_size=1, max_size=1)
+            yield pg
+            await pg.close()
+
+
+async def test_a_reservation_made_once_is_not_made_again_and_a_refused_one_is_not_kept(
+    budget_store: BudgetStore,
+) -> None:
+    cap, two, three = {"tool:pay": 1.0}, {"tool:pay": 2.0}, {"tool:pay": 3.0}
+    answers = [
+        await budget_store.reserve_budget("k", cap, two, once="c1"),
+        await budget_store.reserve_budget("k", cap, two, once="c1"),  # a resumed run's call again
+        await budget_store.reserve_budget("k", cap, two, once="c2"),
+        await budget_store.reserve_budget("k", cap, two, once="c3"),  # over the cap: refused
+        await budget_store.reserve_budget("k", cap, three, once="c3"),  # not kept as made: made now
+        await budget_store.reserve_budget("other", cap, two, once="c1"),  # another scope's own
+    ]
+    assert answers == [None, None, None, "tool:pay", None, None]
+    assert (await budget_store.budget_used("k"), await budget_store.budget_used("other")) == (
+        {"tool:pay": 3.0},
+        {"tool:pay": 1.0},
+    )
