@@ -45,8 +45,10 @@ class RateLimit:
     """Pace model calls to `requests_per_minute` and `tokens_per_minute`, waiting at most `max_wait`.
 
     A call that would wait longer than `max_wait` seconds is not made: `before_model` raises a
-    `RateLimitError` (the run's error names this callback). Each wait is recorded on the call's
-    response as a `Paced` decision. Register it first, so that later callbacks see paced calls.
+    `RateLimitError` (the run's error names this callback). A server's Retry-After holds calls
+    back for at most `max_retry_after` seconds (as `RetryPolicy` caps it): one answer of a
+    misbehaving server or proxy cannot stop every worker for a day. Each wait is recorded on the
+    call's response as a `Paced` decision. Register it first, so that later callbacks see paced calls.
     With `store=`, the pace is shared by every worker process using that store (under `name`),
     and the clock is the wall clock (`adk.recovery.attempts.wall_now`) unless `clock=` is given.
     """
@@ -57,6 +59,7 @@ class RateLimit:
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         max_wait: float = 60.0,
+        max_retry_after: float = 120.0,
         clock: Callable[[], float] | None = None,
         store: SharedLimits | None = None,
         name: str = "rate",
@@ -64,6 +67,7 @@ class RateLimit:
         self.requests_per_minute = _rate(requests_per_minute, "requests_per_minute")
         self.tokens_per_minute = _rate(tokens_per_minute, "tokens_per_minute")
         self.max_wait = _above_zero(max_wait, "max_wait")
+        self.max_retry_after = _above_zero(max_retry_after, "max_retry_after")
         if store is not None and not isinstance(store, SharedLimits):
             raise ValueError(
                 "RateLimit: store must be a session store that keeps shared limits "
@@ -137,7 +141,7 @@ class RateLimit:
         """A 429's Retry-After holds every call back; the error goes on to the other callbacks."""
         retry_after = getattr(error, "retry_after", None)
         if isinstance(error, RateLimitError) and isinstance(retry_after, int | float) and retry_after > 0:
-            until = self._clock() + float(retry_after)
+            until = self._clock() + min(float(retry_after), self.max_retry_after)
 
             def hold(state: dict[str, float]) -> None:
                 state["held"] = max(state.get("held", 0.0), until)

@@ -75,6 +75,20 @@ async def test_a_servers_retry_after_holds_every_run_back(testing: Testing) -> N
     assert second[-2].content == "later"
 
 
+async def test_a_servers_retry_after_holds_calls_back_no_longer_than_max_retry_after(
+    testing: Testing,
+) -> None:
+    pace = RateLimit(max_retry_after=30, clock=lambda: 0.0)
+    no_retry = RetryPolicy(retry=tenacity.retry_never)
+    day = RateLimitError("429", status_code=429, retry_after=86_400)  # a proxy's, or an attacker's
+    r = runner(pace, [day, "later"], retry_policy=no_retry)
+    await run(r, "s1")
+    second = await run(r, "s2")
+    assert paced(second) == [30.0]  # not a day: max_wait would have refused every call till then
+    assert testing.waits == [30.0]
+    assert second[-2].content == "later"
+
+
 async def test_a_call_that_would_wait_past_max_wait_is_not_made(testing: Testing) -> None:
     pace = RateLimit(requests_per_minute=1, max_wait=5, clock=lambda: 0.0)
     model = ScriptedModel(["one"], name="m")
@@ -94,7 +108,13 @@ async def test_a_call_that_would_wait_past_max_wait_is_not_made(testing: Testing
 
 @pytest.mark.parametrize(
     ("argument", "bad"),
-    [("requests_per_minute", 0), ("tokens_per_minute", -5), ("max_wait", 0), ("requests_per_minute", "10")],
+    [
+        ("requests_per_minute", 0),
+        ("tokens_per_minute", -5),
+        ("max_wait", 0),
+        ("requests_per_minute", "10"),
+        ("max_retry_after", -1),
+    ],
 )
 def test_a_rate_not_above_zero_is_refused_where_it_is_given(argument: str, bad: Any) -> None:
     with pytest.raises(ValueError, match=r"^RateLimit: ") as raised:
