@@ -18,7 +18,6 @@ from adk.callbacks.results import Raise
 from adk.context import Invocation, ModelContext
 from adk.events import Usage
 from adk.limits import Budget
-from adk.limits.usage import estimate_tokens
 from adk.models.base import with_max_tokens
 from adk.sessions import InMemorySessionService
 from benchmarks.runner import InstantModel, median_run_us
@@ -63,7 +62,7 @@ class FloorMeter:
         if use is None:
             use = [0.0]
             invocation.set_state("floor", use)
-        prompt = estimate_tokens(request)
+        prompt = request.estimated_tokens
         tokens = int(10**9 - use[0] - prompt)
         use[0] += prompt + tokens
         return _Held(use, with_max_tokens(request, tokens), prompt, tokens)

@@ -15,29 +15,24 @@ if TYPE_CHECKING:
     from adk.errors import BudgetExceededError
     from adk.limits.budget import Budget
     from adk.limits.pacing import RateLimit
-    from adk.limits.usage import CHARS_PER_TOKEN, estimate_tokens
     from adk.sessions.budgets import BudgetStore
 
 __all__ = [
-    "CHARS_PER_TOKEN",
     "Budget",
     "BudgetExceeded",
     "BudgetExceededError",
     "BudgetStore",
     "BudgetWarning",
     "RateLimit",
-    "estimate_tokens",
 ]
 
 _WHERE = {
-    "CHARS_PER_TOKEN": "adk.limits.usage",
     "Budget": "adk.limits.budget",
     "BudgetExceeded": "adk.callbacks.decisions",
     "BudgetExceededError": "adk.errors",
     "BudgetStore": "adk.sessions.budgets",
     "BudgetWarning": "adk.callbacks.decisions",
     "RateLimit": "adk.limits.pacing",
-    "estimate_tokens": "adk.limits.usage",
 }
 
 

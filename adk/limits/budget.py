@@ -1,11 +1,11 @@
 """`Budget`: a ready-made callback whose limits no call crosses (docs/limits.md).
 
 It is a model meter (adk.agents.metering): as each attempt of every model starts, the model
-call asks it to reserve the attempt's worst case (the prompt's tokens, estimated by
-`estimate_tokens`, plus the `max_tokens` it allows), and it lowers the request's `max_tokens` to
-what is left; as the attempt ends, the reservation is settled to the usage the model reported
-(`adk.limits.metered.Reservation`). A call it cannot afford is not made: a
-`BudgetExceededError` goes to `on_model_error`, and unrecovered ends the run with a
+call asks it to reserve the attempt's worst case (the prompt's tokens, as the request estimates
+them, `LlmRequest.estimated_tokens`, plus the `max_tokens` it allows), and it lowers the
+request's `max_tokens` to what is left; as the attempt ends, the reservation is settled to the
+usage the model reported (`adk.limits.metered.Reservation`). A call it cannot afford is not
+made: a `BudgetExceededError` goes to `on_model_error`, and unrecovered ends the run with a
 `BudgetExceeded` decision. Tool calls are counted in `before_tool`.
 """
 
@@ -23,7 +23,6 @@ from adk.events import Usage
 from adk.limits.ledger import RunUse
 from adk.limits.metered import Reservation
 from adk.limits.options import LIMITS, Scope, UnknownModel, check_limits, check_options, check_prices
-from adk.limits.usage import estimate_tokens
 from adk.models.base import LlmRequest, with_max_tokens
 from adk.recovery.attempts import judging
 from adk.sessions.budgets import BudgetStore, crossed
@@ -101,7 +100,7 @@ class Budget:
         if self.store is not None:
             return await self._reserve_stored(invocation, use, model, request)
         # the run's use: checked and taken without an await between (parallel branches)
-        prompt = estimate_tokens(request)
+        prompt = request.estimated_tokens
         price = self.prices.get(model)
         if price is None:
             self._unpriced(use, model)
@@ -115,7 +114,7 @@ class Budget:
     async def _reserve_stored(
         self, invocation: Invocation, use: RunUse, model: str, request: LlmRequest
     ) -> Reservation:
-        prompt = estimate_tokens(request)
+        prompt = request.estimated_tokens
         lost = ""  # the limit the last race was lost on
         for _ in range(_RACES):  # another worker may take what was left between the read and the reservation
             used = RunUse(use.priced, await self.used(invocation))

@@ -11,7 +11,7 @@ from adk import LlmAgent, LlmResponse, Runner
 from adk.callbacks.decisions import BudgetExceeded, BudgetWarning, FellBack, Halted
 from adk.errors import ServerError
 from adk.events import Event, ObjectType, Usage
-from adk.limits import Budget, estimate_tokens
+from adk.limits import Budget
 from adk.models.base import LlmRequest
 from adk.recovery import FallbackModels
 from adk.sessions import InMemorySessionService
@@ -48,9 +48,11 @@ async def test_each_call_is_sent_with_max_tokens_lowered_to_what_is_left_and_set
     agent = LlmAgent(name="a", model=model, tools=[echo])
     runner = Runner(agent, callbacks=[budget])
     events = await run(runner)
-    first, second = (estimate_tokens(r) for r in model.requests)
-    assert (first, second) == (31, 34)  # ceil(chars / 4) over messages and the tool's declaration
-    assert [r.max_tokens for r in model.requests] == [100 - 31, 100 - 31 - 34]  # 31 spent after the first
+    first, second = (r.estimated_tokens for r in model.requests)
+    # the request's own estimate (`estimated_tokens`): ceil(chars / 4) over the messages and the
+    # tool's declaration, plus 4 tokens a message (one, then three)
+    assert (first, second) == (31 + 4, 34 + 12)
+    assert [r.max_tokens for r in model.requests] == [100 - 35, 100 - 31 - 46]  # 31 spent after the first
     invocation_report = events[-1]
     assert invocation_report.object == ObjectType.RUNNER_COMPLETION
     assert events[-2].decisions == (
@@ -59,20 +61,21 @@ async def test_each_call_is_sent_with_max_tokens_lowered_to_what_is_left_and_set
 
 
 async def test_a_call_that_cannot_be_afforded_is_not_made_and_the_run_ends_with_budget_exceeded() -> None:
-    model = ScriptedModel([calls_with(call_tool("echo", call_id="c1", x=1), 1, 8), used(1, 1)])
+    model = ScriptedModel([calls_with(call_tool("echo", call_id="c1", x=1), 30, 8), used(1, 1)])
     agent = LlmAgent(name="a", model=model, tools=[echo])
     runner = Runner(agent, callbacks=[Budget(total_tokens=40, warn_at=1)])
     events = await run(runner)
-    assert [r.max_tokens for r in model.requests] == [40 - 31]  # the second (50 tokens) is not made
+    # the second (the first's 38 tokens and the tool's result, 53) would cross 40: it is not made
+    assert [r.max_tokens for r in model.requests] == [40 - 35]
     last = events[-1]
     assert last.object == ObjectType.ERROR and last.error is not None
     assert (last.error.type, last.error.message) == (
         "BudgetExceededError",
-        "budget 'budget' cannot afford the call: total_tokens 9 of 40",
+        "budget 'budget' cannot afford the call: total_tokens 38 of 40",
     )
     assert last.decisions == (
         BudgetExceeded(
-            "callback:Budget.on_model_error", "model:scripted", "budget", "total_tokens", 40.0, 9.0
+            "callback:Budget.on_model_error", "model:scripted", "budget", "total_tokens", 40.0, 38.0
         ),
     )
     stored = await runner.session_service.get("u", "s")
@@ -83,10 +86,11 @@ async def test_a_fallback_to_a_cheaper_model_is_metered_at_its_own_price() -> No
     big, small = ScriptedModel([], name="big"), ScriptedModel([used(4, 10)], name="small")
     budget = Budget(usd=0.001, prices=PRICES, warn_at=1)
     agent = LlmAgent(name="a", model=big, callbacks=[FallbackModels([small])])
-    events = await run(Runner(agent, callbacks=[budget]), "x" * 400)  # 100 tokens: $0.001 on big
+    # 104 tokens (100 of text, 4 for the message): over $0.001 on big before any output
+    events = await run(Runner(agent, callbacks=[budget]), "x" * 400)
     assert big.requests == []
-    # small: 100 tokens in at $1/1M = $0.0001; the $0.0009 left buys 450 tokens at $2/1M
-    assert [r.max_tokens for r in small.requests] == [450]
+    # small: 104 tokens in at $1/1M = $0.000104; the $0.000896 left buys 448 tokens at $2/1M
+    assert [r.max_tokens for r in small.requests] == [448]
     final = [e for e in events if e.object == ObjectType.CHAT_COMPLETION][-1]
     exceeded = BudgetExceeded("callback:Budget.on_model_error", "model:big", "budget", "usd", 0.001, 0.0)
     assert final.decisions[0] == exceeded
@@ -105,7 +109,7 @@ async def test_each_retry_attempt_counts_its_own_usage_once() -> None:
             return response
 
     await run(Runner(agent, callbacks=[budget, Watch()]))
-    assert [r.max_tokens for r in model.requests] == [49, 49]  # the failed attempt's reservation was released
+    assert [r.max_tokens for r in model.requests] == [45, 45]  # the failed attempt's reservation was released
     assert seen == [{"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 5.0, "total_tokens": 6.0}]
 
 
@@ -134,7 +138,7 @@ async def test_a_model_whose_generate_raises_before_it_streams_releases_its_rese
     agent = LlmAgent(name="a", model=model)
     events = await run(Runner(agent, callbacks=[budget, Watch()]))
     assert events[-1].object == ObjectType.RUNNER_COMPLETION
-    assert model.sent == [49, 49]  # the first attempt's reservation was released, not kept
+    assert model.sent == [45, 45]  # the first attempt's reservation was released, not kept
     assert seen == [{"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 5.0, "total_tokens": 6.0}]
 
 
@@ -194,7 +198,7 @@ async def test_a_models_own_max_tokens_is_what_a_call_reserves_and_is_never_rais
     tight = Budget(total_tokens=30)
     low = ScriptedModel([used(1, 3)], max_tokens=64)
     await run(Runner(LlmAgent(name="a", model=low), callbacks=[tight]), "hi", session="s2")
-    assert [r.max_tokens for r in low.requests] == [30 - 1]  # less is left than the model's own
+    assert [r.max_tokens for r in low.requests] == [30 - 5]  # less is left than the model's own
 
 
 async def test_parallel_calls_each_reserve_their_models_max_tokens_not_all_that_is_left() -> None:
@@ -231,7 +235,7 @@ async def test_parallel_calls_each_reserve_their_models_max_tokens_not_all_that_
     )
     events = await run(Runner(agent, callbacks=[Budget(total_tokens=250)]))
     # without a max_tokens anywhere, the first call reserves all that is left: the second is refused
-    assert [[r.max_tokens for r in m.requests] for m in uncapped] == [[249], []]
+    assert [[r.max_tokens for r in m.requests] for m in uncapped] == [[250 - 5], []]
     assert events[-1].decisions == (
         BudgetExceeded("callback:Budget.on_model_error", "model:m1", "budget", "total_tokens", 250.0, 250.0),
     )

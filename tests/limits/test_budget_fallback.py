@@ -10,7 +10,7 @@ from adk import LlmAgent, LlmResponse, ModelContext, Raise, Retry, Runner
 from adk.callbacks.decisions import BudgetExceeded, FellBack
 from adk.errors import ServerError
 from adk.events import ObjectType, Usage
-from adk.limits import Budget, estimate_tokens
+from adk.limits import Budget
 from adk.recovery import FallbackModels
 from adk.testing import ScriptedModel, call_tool
 from tests._runtime import run
@@ -57,9 +57,10 @@ async def test_a_fallback_to_an_unwrapped_model_is_reserved_and_settled(recovery
     switch = FallbackModels([cheap]) if recovery == "FallbackModels" else ToCheap(cheap)
     agent = LlmAgent("a", model=big, callbacks=[Watch(), switch])
     events = await run(Runner(agent, callbacks=[budget]))
-    # "hi": 1 token; each attempt is sent with max_tokens lowered to the 99 left
-    assert [r.max_tokens for r in big.requests] == [99]
-    assert [r.max_tokens for r in cheap.requests] == [99]
+    # "hi": 5 tokens (1 of text, 4 for the message); each attempt is sent with max_tokens lowered
+    # to the 95 left
+    assert [r.max_tokens for r in big.requests] == [95]
+    assert [r.max_tokens for r in cheap.requests] == [95]
     released = {"model_calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "total_tokens": 0.0}
     settled = {"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 7.0, "total_tokens": 8.0}
     assert trace == [("error", "big", released), ("after", "cheap", settled)]
@@ -87,7 +88,7 @@ async def test_two_budgets_reserve_in_turn_and_a_refusal_releases_the_first() ->
 
     agent = LlmAgent("a", model=model, tools=[echo], callbacks=[Watch()])
     events = await run(Runner(agent, callbacks=[tokens, calls]))
-    prompt = estimate_tokens(model.requests[0])
+    prompt = model.requests[0].estimated_tokens
     assert [r.max_tokens for r in model.requests] == [1000 - prompt]  # the second call is refused
     # what "tokens" reserved for the refused call was released: only the first call is counted
     first_call = {"model_calls": 1.0, "input_tokens": 1.0, "output_tokens": 2.0, "total_tokens": 3.0}

@@ -81,8 +81,9 @@ async def test_a_stream_cut_after_partial_output_keeps_its_reservation_and_the_r
     events = [e async for e in runner.run("u", "s", "hi", stream=True)]
     assert events[-1].object == ObjectType.RUNNER_COMPLETION
     assert [r.max_tokens for r in model.requests] == [40, 40]
-    # the cut attempt keeps its 40 (fail closed), the retry settles to the 3 it used
-    assert reports == [{"model_calls": 2.0, "input_tokens": 2.0, "output_tokens": 43.0, "total_tokens": 45.0}]
+    # the cut attempt keeps its reservation ("hi": 5 tokens in, 40 out; fail closed), the retry
+    # settles to the 1 + 3 it used
+    assert reports == [{"model_calls": 2.0, "input_tokens": 6.0, "output_tokens": 43.0, "total_tokens": 49.0}]
 
 
 async def test_a_model_without_a_price_is_refused_or_counted_in_tokens_only() -> None:
@@ -99,7 +100,7 @@ async def test_a_model_without_a_price_is_refused_or_counted_in_tokens_only() ->
     )
     budget = Budget(usd=1, prices={"paid": (1, 1)}, unknown_model="tokens_only", total_tokens=50)
     counted = await run(Runner(LlmAgent("a", model=model), callbacks=[budget]))
-    assert [r.max_tokens for r in model.requests] == [49]
+    assert [r.max_tokens for r in model.requests] == [50 - 5]  # "hi": 5 tokens
     assert counted[-1].object == ObjectType.RUNNER_COMPLETION
 
 
@@ -139,8 +140,8 @@ async def test_an_attempt_that_times_out_keeps_its_reservation_and_the_retry_res
     events = [e async for e in runner.run("u", "s", "hi")]
     assert events[-1].object == ObjectType.RUNNER_COMPLETION
     assert [r.max_tokens for r in model.requests] == [40, 40]
-    # the timed-out attempt keeps its 40 (fail closed: it may have been charged)
-    assert reports == [{"model_calls": 2.0, "input_tokens": 2.0, "output_tokens": 43.0, "total_tokens": 45.0}]
+    # the timed-out attempt keeps its 5 + 40 (fail closed: it may have been charged)
+    assert reports == [{"model_calls": 2.0, "input_tokens": 6.0, "output_tokens": 43.0, "total_tokens": 49.0}]
 
 
 async def test_a_reservation_that_loses_every_race_names_the_limit_it_lost_on() -> None:

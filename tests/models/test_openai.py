@@ -637,7 +637,7 @@ async def test_under_a_budget_the_models_max_tokens_goes_out_lowered_only_when_l
     for session, budget in (("s1", Budget(total_tokens=100_000)), ("s2", Budget(total_tokens=40))):
         events = [e async for e in Runner(LlmAgent("a", model=m), callbacks=[budget]).run("u", session, "Hi")]
         assert events[-1].object == ObjectType.RUNNER_COMPLETION
-    assert [b["max_tokens"] for b in server.bodies] == [64, 40 - 1]  # "Hi" is 1 token by the estimate
+    assert [b["max_tokens"] for b in server.bodies] == [64, 40 - 5]  # "Hi": 1 token of text, 4 a message
 
 
 async def test_max_tokens_can_go_out_as_max_completion_tokens(model: Callable[..., OpenAIModel]) -> None:
@@ -654,7 +654,7 @@ async def test_max_tokens_can_go_out_as_max_completion_tokens(model: Callable[..
     assert events[-1].object == ObjectType.RUNNER_COMPLETION
     assert [(b.get("max_tokens"), b.get("max_completion_tokens")) for b in server.bodies] == [
         (None, 64),
-        (None, 39),
+        (None, 40 - 5),
     ]
 
 
