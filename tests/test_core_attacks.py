@@ -1,0 +1,126 @@
+"""Attacks on the run core's guarantees along paths the other tests do not take: each test here
+failed before the fix it names."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from adk import ParallelAgent, Runner, ToolContext
+from adk.agents import LlmAgent, transfer
+from adk.models.base import LlmRequest
+from adk.sessions import InMemorySessionService
+from adk.testing import ScriptedModel, transfer_to
+from tests._runtime import Tool, call, calls, reply, shapes
+
+pytestmark = pytest.mark.usefixtures("testing")
+
+
+async def test_a_later_call_that_reuses_a_transfer_calls_id_is_no_transfer() -> None:
+    # Model ids are the provider's, and some number them per response: the helper's `lookup` has
+    # the id of the root's transfer. It was taken for that transfer: the helper handed over to itself.
+    lookup = Tool("lookup")
+    helper = LlmAgent(
+        "helper", model=ScriptedModel([calls(call("lookup", "c1", q=1)), reply]), tools=[lookup]
+    )
+    to_helper = calls(call("transfer_to_agent", "c1", agent_name="helper"))
+    root = LlmAgent("root", model=ScriptedModel([to_helper]), sub_agents=[helper])
+    runner = Runner(root, session_service=InMemorySessionService())
+
+    assert await shapes(runner) == [
+        ("model", "user", "hi"),
+        ("model", "root", "", [("transfer_to_agent", '{"agent_name": "helper"}')]),
+        ("tool", "root", "transfer_to_agent", "c1", "Transferred to agent 'helper'."),
+        ("agent.transfer", "root"),
+        ("model", "helper", "", [("lookup", '{"q": 1}')]),
+        ("tool", "helper", "lookup", "c1", '{"echo":{"q":1}}'),
+        ("model", "helper", 're: {"echo":{"q":1}}'),
+        ("done", "root"),
+    ]
+    assert lookup.calls == [{"q": 1}]
+
+
+async def test_a_transfer_on_one_parallel_branch_is_not_taken_by_a_call_of_the_same_id_on_another() -> None:
+    # `a` transfers to its sub-agent `a_sub` (call c1) while `b`, beside it, calls `lookup` (also c1).
+    # b's result was taken for a's transfer: b handed over to a_sub, which b cannot reach.
+    transferred, b_asked_again = asyncio.Event(), asyncio.Event()
+
+    class Signal:
+        def after_tool(self, result: Any, ctx: ToolContext) -> Any:
+            if ctx.tool.name == "transfer_to_agent":
+                transferred.set()  # a's transfer is recorded; b's lookup may now end
+            return result
+
+    async def after_the_transfer(args: dict[str, Any], ctx: ToolContext) -> str:
+        await transferred.wait()
+        return "found"
+
+    async def until_b_asks_again(args: dict[str, Any], ctx: ToolContext) -> str:
+        await b_asked_again.wait()  # a's batch is not over while b's results are looked at
+        return "waited"
+
+    def asks(answer: str) -> Any:
+        def step(request: LlmRequest) -> str:
+            b_asked_again.set()
+            return answer
+
+        return step
+
+    a_sub = LlmAgent("a_sub", model=ScriptedModel([asks("a_sub here")]))
+    a = LlmAgent(
+        "a",
+        model=ScriptedModel([calls(call("transfer_to_agent", "c1", agent_name="a_sub"), call("wait", "c2"))]),
+        tools=[Tool("wait", until_b_asks_again)],
+        sub_agents=[a_sub],
+    )
+    b = LlmAgent(
+        "b",
+        model=ScriptedModel([calls(call("lookup", "c1")), asks("b done")]),
+        tools=[Tool("lookup", after_the_transfer)],
+        sub_agents=[LlmAgent("b_sub", model=ScriptedModel([]))],  # b may transfer, but only to b_sub
+    )
+    runner = Runner(
+        ParallelAgent("both", sub_agents=[a, b]),
+        session_service=InMemorySessionService(),
+        callbacks=[Signal()],
+    )
+
+    got = await shapes(runner)
+
+    assert [g for g in got if g[0] in ("agent.transfer", "model") and g[1] != "user"] == [
+        ("model", "a", "", [("transfer_to_agent", '{"agent_name": "a_sub"}'), ("wait", "{}")]),
+        ("model", "b", "", [("lookup", "{}")]),
+        ("model", "b", "b done"),
+        ("agent.transfer", "a"),
+        ("model", "a_sub", "a_sub here"),
+    ]
+
+
+async def test_transfers_are_bounded_per_invocation_when_their_calls_reuse_an_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Counted by distinct call ids, transfers that all reuse one id never reached MAX_TRANSFERS.
+    monkeypatch.setattr(transfer, "MAX_TRANSFERS", 2)
+    ping = ScriptedModel(
+        [transfer_to("pong", call_id="c1"), transfer_to("pong", call_id="c1"), "Ping stops."]
+    )
+    pong = LlmAgent("pong", model=ScriptedModel([transfer_to("ping", call_id="c1")]))
+    runner = Runner(LlmAgent("ping", model=ping, sub_agents=[pong]), session_service=InMemorySessionService())
+
+    got = await shapes(runner)
+
+    assert [g for g in got if g[0] == "tool"] == [
+        ("tool", "ping", "transfer_to_agent", "c1", "Transferred to agent 'pong'."),
+        ("tool", "pong", "transfer_to_agent", "c1", "Transferred to agent 'ping'."),
+        (
+            "tool",
+            "ping",
+            "transfer_to_agent",
+            "c1",
+            "Error: TransferError: this invocation already made 2 transfers, the most one may"
+            " (MAX_TRANSFERS); answer without transferring",
+        ),
+    ]
+    assert got[-2:] == [("model", "ping", "Ping stops."), ("done", "ping")]
