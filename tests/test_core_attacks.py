@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from adk import ParallelAgent, Runner, ToolContext
+from adk import Approve, Cont, Defer, ParallelAgent, Runner, ToolContext
 from adk.agents import LlmAgent, transfer
 from adk.models.base import LlmRequest
 from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel, transfer_to
-from tests._runtime import Tool, call, calls, reply, shapes
+from tests._runtime import Tool, call, calls, reply, shapes, summary
 
 pytestmark = pytest.mark.usefixtures("testing")
 
@@ -124,3 +124,37 @@ async def test_transfers_are_bounded_per_invocation_when_their_calls_reuse_an_id
         ),
     ]
     assert got[-2:] == [("model", "ping", "Ping stops."), ("done", "ping")]
+
+
+class AskFirst:
+    """Defers every call until a person approves it."""
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Defer:
+        return Cont(ctx) if ctx.approved else Defer("ask first")
+
+
+async def test_an_approved_call_runs_as_shown_on_its_own_branch_when_another_branch_has_its_id() -> None:
+    # Both branches' calls wait as c1. The approval of each ran the call shown last, whichever
+    # branch it was on: `a` ran b's delete, and its own read never ran.
+    read, delete = Tool("read"), Tool("delete")
+    a = LlmAgent(
+        "a", model=ScriptedModel([calls(call("read", "c1", path="notes")), reply]), tools=[read, delete]
+    )
+    b = LlmAgent(
+        "b", model=ScriptedModel([calls(call("delete", "c1", path="/")), reply]), tools=[read, delete]
+    )
+    runner = Runner(
+        ParallelAgent("both", sub_agents=[a, b]),
+        session_service=InMemorySessionService(),
+        callbacks=[AskFirst()],
+    )
+    paused = await shapes(runner)
+    assert paused[-1] == ("runner.paused", "both")
+
+    resumed = [summary(e) async for e in runner.run("u", "s", approvals={"c1": Approve()})]
+
+    assert sorted(g for g in resumed if g[0] == "tool") == [
+        ("tool", "a", "read", "c1", '{"echo":{"path":"notes"}}'),
+        ("tool", "b", "delete", "c1", '{"echo":{"path":"/"}}'),
+    ]
+    assert (read.calls, delete.calls) == ([{"path": "notes"}], [{"path": "/"}])
