@@ -13,6 +13,7 @@ from adk.agents import LlmAgent, transfer
 from adk.models.base import LlmRequest
 from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel, transfer_to
+from adk.tools import BaseTool, Toolset
 from tests._runtime import Tool, call, calls, reply, shapes, summary
 
 pytestmark = pytest.mark.usefixtures("testing")
@@ -158,3 +159,39 @@ async def test_an_approved_call_runs_as_shown_on_its_own_branch_when_another_bra
         ("tool", "b", "delete", "c1", '{"echo":{"path":"/"}}'),
     ]
     assert (read.calls, delete.calls) == ([{"path": "notes"}], [{"path": "/"}])
+
+
+class Listed(Toolset):
+    """A toolset (an MCP server's, say) whose tools are known only once listed."""
+
+    name = "listed"
+
+    def __init__(self, *tools: BaseTool) -> None:
+        self.tools = tools
+
+    async def get_tools(self) -> list[BaseTool]:
+        return list(self.tools)
+
+
+async def test_an_approved_call_to_a_listed_tool_runs_when_another_process_resumes() -> None:
+    # The answer comes to another worker, whose agent has listed no tools yet: the approved call
+    # was answered "unknown tool" instead of running.
+    store = InMemorySessionService()
+
+    def worker(pay: Tool, *steps: Any) -> Runner:
+        agent = LlmAgent("bank", model=ScriptedModel(steps), tools=[Listed(pay)], callbacks=[AskFirst()])
+        return Runner(agent, session_service=store)
+
+    first = Tool("pay")
+    paused = await shapes(worker(first, calls(call("pay", "c1", amount=5))))
+    assert paused[-2:] == [("tool.approval_request", "bank"), ("runner.paused", "bank")]
+    pay = Tool("pay")
+
+    resumed = [summary(e) async for e in worker(pay, reply).run("u", "s", approvals={"c1": Approve()})]
+
+    assert resumed == [
+        ("tool", "bank", "pay", "c1", '{"echo":{"amount":5}}'),
+        ("model", "bank", 're: {"echo":{"amount":5}}'),
+        ("done", "bank"),
+    ]
+    assert (first.calls, pay.calls) == ([], [{"amount": 5}])

@@ -112,6 +112,8 @@ class LlmSteps:
             return []
         self.calls = pending
         self.coming = LlmSteps._model
+        if pending and agent.toolsets:  # listed here too: this process may not have listed them yet
+            await agent.list_tools()
         results = self._results(await finish_calls(ctx, pending, agent.tools, self._answer))
         if stored is not None and self.coming is not LlmSteps._pause:
             self.target = stored
