@@ -227,7 +227,6 @@ class Invocation:
         fork._on_end = self._on_end
         fork._observers = self._observers  # the caller's run passes the fork's events to them
         fork.answers = self.answers
-        fork.waiting = self.waiting
         return fork
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:

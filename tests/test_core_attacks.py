@@ -195,3 +195,40 @@ async def test_an_approved_call_to_a_listed_tool_runs_when_another_process_resum
         ("done", "bank"),
     ]
     assert (first.calls, pay.calls) == ([], [{"amount": 5}])
+
+
+async def test_a_call_deferred_beside_an_agent_tool_still_pauses_the_run() -> None:
+    # The agent tool took every call left waiting while it ran, its caller's own `pay` among them:
+    # it failed naming `pay`, and the run completed with `pay` waiting for an approval no one could give.
+    deferred = asyncio.Event()
+
+    class DeferPay:
+        def before_tool(self, ctx: ToolContext) -> Cont[ToolContext] | Defer:
+            if ctx.tool.name != "pay" or ctx.approved:
+                return Cont(ctx)
+            deferred.set()
+            return Defer("ask first")
+
+    async def after_pay_waits(request: LlmRequest) -> str:
+        await deferred.wait()
+        return "looked"
+
+    pay = Tool("pay")
+    inner = LlmAgent("inner", model=ScriptedModel([after_pay_waits]))
+    model = ScriptedModel([calls(call("inner", "c1", request="look"), call("pay", "c2", amount=5)), reply])
+    runner = Runner(
+        LlmAgent("bank", model=model, tools=[inner, pay]),
+        session_service=InMemorySessionService(),
+        callbacks=[DeferPay()],
+    )
+
+    paused = await shapes(runner)
+
+    assert [g for g in paused if g[0] != "model"] == [
+        ("tool", "bank", "inner", "c1", "looked"),
+        ("tool.approval_request", "bank"),
+        ("runner.paused", "bank"),
+    ]
+    resumed = [summary(e) async for e in runner.run("u", "s", approvals={"c2": Approve()})]
+    assert resumed[0] == ("tool", "bank", "pay", "c2", '{"echo":{"amount":5}}')
+    assert pay.calls == [{"amount": 5}]
