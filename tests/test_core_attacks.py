@@ -232,3 +232,26 @@ async def test_a_call_deferred_beside_an_agent_tool_still_pauses_the_run() -> No
     resumed = [summary(e) async for e in runner.run("u", "s", approvals={"c2": Approve()})]
     assert resumed[0] == ("tool", "bank", "pay", "c2", '{"echo":{"amount":5}}')
     assert pay.calls == [{"amount": 5}]
+
+
+async def test_calls_of_one_response_that_share_an_id_are_approved_each_as_shown() -> None:
+    # Two calls as c1, each shown for approval: approving c1 ran the last one shown twice, and
+    # the first (5000) never, though its request showed 5000.
+    pay = Tool("pay")
+    model = ScriptedModel([calls(call("pay", "c1", amount=5000), call("pay", "c1", amount=2000)), reply])
+    runner = Runner(
+        LlmAgent("bank", model=model, tools=[pay], callbacks=[AskFirst()]),
+        session_service=InMemorySessionService(),
+    )
+    paused = [e async for e in runner.run("u", "s", "hi")]
+    shown = [(d.call_id, d.arguments) for e in paused for d in e.decisions]
+    assert shown == [("c1", {"amount": 5000}), ("c1.1", {"amount": 2000})]
+    assert paused[-1].long_running_tool_ids == ["c1", "c1.1"]
+
+    resumed = [summary(e) async for e in runner.run("u", "s", approvals={"c1": Approve(), "c1.1": Approve()})]
+
+    assert resumed[:2] == [
+        ("tool", "bank", "pay", "c1", '{"echo":{"amount":5000}}'),
+        ("tool", "bank", "pay", "c1.1", '{"echo":{"amount":2000}}'),
+    ]
+    assert pay.calls == [{"amount": 5000}, {"amount": 2000}]
