@@ -4,12 +4,15 @@ failed before the fix it names."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
 
-from adk import Approve, Cont, Defer, ParallelAgent, Runner, ToolContext
+from adk import AgentContext, Approve, Cont, Defer, Fallback, ParallelAgent, Runner, ToolContext
 from adk.agents import LlmAgent, transfer
+from adk.audit import AuditLog
+from adk.limits import RateLimit
 from adk.models.base import LlmRequest
 from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel, transfer_to
@@ -255,3 +258,61 @@ async def test_calls_of_one_response_that_share_an_id_are_approved_each_as_shown
         ("tool", "bank", "pay", "c1.1", '{"echo":{"amount":2000}}'),
     ]
     assert pay.calls == [{"amount": 5000}, {"amount": 2000}]
+
+
+class Sorry:
+    def on_agent_error(self, error: Exception, ctx: AgentContext) -> Fallback[str]:
+        return Fallback("sorry")
+
+
+async def test_an_agent_fallen_back_keeps_what_its_failed_calls_decided() -> None:
+    # Without on_agent_error the error event records the retries; with a fallback, its event had
+    # only `fell_back`, and the retries were on `attempt.failed` events alone, which are not stored.
+    down = ConnectionError("down")
+    agent = LlmAgent("a", model=ScriptedModel([down, down, down]), callbacks=[Sorry()])
+    store = InMemorySessionService()
+    await shapes(Runner(agent, session_service=store))
+
+    session = await store.get("u", "s")
+    assert session is not None
+    decided = [(d.kind, d.by) for e in session.events for d in e.decisions]
+    assert decided == [
+        ("retried", "callback:RetryPolicy.on_model_error"),
+        ("retried", "callback:RetryPolicy.on_model_error"),
+        ("fell_back", "callback:Sorry.on_agent_error"),
+    ]
+
+
+async def test_an_agent_fallen_back_is_audited_once_and_its_retries_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The fallback's event is a chat.completion, whose decisions a live consumer was taken to have
+    # seen already (on `attempt.failed`): the on_agent_error fallback was never audited.
+    down = ConnectionError("down")
+    agent = LlmAgent("a", model=ScriptedModel([down, down, down]), callbacks=[Sorry()])
+    runner = Runner(agent, session_service=InMemorySessionService(), callbacks=[AuditLog()])
+    with caplog.at_level(logging.INFO, logger="adk.audit"):
+        await shapes(runner)
+
+    decided = [r.__dict__["adk"] for r in caplog.records if "decision" in r.__dict__["adk"]]
+    assert [(d["decision"], d["by"]) for d in decided] == [
+        ("retried", "callback:RetryPolicy.on_model_error"),
+        ("retried", "callback:RetryPolicy.on_model_error"),
+        ("fell_back", "callback:Sorry.on_agent_error"),
+    ]
+
+
+async def test_a_paced_model_call_is_audited(caplog: pytest.LogCaptureFixture) -> None:
+    # The pacing is on the response alone (no attempt failed), which AuditLog read as told already.
+    paced = RateLimit(requests_per_minute=60, clock=lambda: 0.0)
+    agent = LlmAgent(
+        "a", model=ScriptedModel([calls(call("t", "c1")), "ok"]), tools=[Tool("t")], callbacks=[paced]
+    )
+    runner = Runner(agent, session_service=InMemorySessionService(), callbacks=[AuditLog()])
+    with caplog.at_level(logging.INFO, logger="adk.audit"):
+        await shapes(runner)
+
+    decided = [r.__dict__["adk"] for r in caplog.records if "decision" in r.__dict__["adk"]]
+    assert [(d["decision"], d["by"], d["wait"]) for d in decided] == [
+        ("paced", "callback:RateLimit.before_model", 1.0)
+    ]
