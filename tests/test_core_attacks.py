@@ -9,7 +9,19 @@ from typing import Any
 
 import pytest
 
-from adk import AgentContext, Approve, Cont, Defer, Fallback, ParallelAgent, Runner, ToolContext
+from adk import (
+    AgentContext,
+    Approve,
+    Cont,
+    Defer,
+    Fallback,
+    LlmResponse,
+    ModelContext,
+    ParallelAgent,
+    Raise,
+    Runner,
+    ToolContext,
+)
 from adk.agents import LlmAgent, transfer
 from adk.audit import AuditLog
 from adk.limits import RateLimit
@@ -316,3 +328,34 @@ async def test_a_paced_model_call_is_audited(caplog: pytest.LogCaptureFixture) -
     assert [(d["decision"], d["by"], d["wait"]) for d in decided] == [
         ("paced", "callback:RateLimit.before_model", 1.0)
     ]
+
+
+class Broken:
+    """An after_model with a bug that the model's answer "hello" sets off."""
+
+    def after_model(self, response: LlmResponse, ctx: ModelContext) -> LlmResponse:
+        if response.content == "hello":
+            raise ValueError("bug")
+        return response
+
+
+class CatchAll:
+    """Falls back on any error but a dropped connection, which the retry policy retries."""
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Fallback[LlmResponse] | Raise:
+        return Raise(error) if isinstance(error, ConnectionError) else Fallback(LlmResponse.text("fallback"))
+
+
+@pytest.mark.parametrize("path", ["first attempt", "streamed", "after a failed attempt"])
+async def test_a_failing_after_model_ends_the_run_on_every_path(path: str) -> None:
+    # A model call that streams, or whose first attempt failed, goes on in its envelope, which
+    # offered after_model's CallbackError to on_model_error as if the attempt had failed: a
+    # catch-all fallback hid the bug, where the call answered at once ended the run with it.
+    steps: list[Any] = [ConnectionError("down"), "hello"] if path == "after a failed attempt" else ["hello"]
+    agent = LlmAgent("a", model=ScriptedModel(steps), callbacks=[Broken(), CatchAll()])
+    runner = Runner(agent, session_service=InMemorySessionService())
+
+    got = await shapes(runner, stream=path == "streamed")
+
+    assert got[-1] == ("error", "a", "CallbackError", "callback:Broken.after_model")
+    assert [g for g in got if g[0] == "model"] == [("model", "user", "hi")]

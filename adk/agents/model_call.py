@@ -13,7 +13,7 @@ a durable run makes each attempt a step (adk.agents.checkpoints).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from adk.agents.checkpoints import checkpoints
@@ -263,8 +263,7 @@ async def _envelope(
             break
         except Exception as error:
             outcome = None
-            locate(error, f"model:{mctx.model.name}")
-            decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+            decision = await _recovered(hooks, error, mctx, attempts)
             yield _attempt_failed(agent.name, ctx, error, attempts)
             for event in _after_failure(agent.name, ctx, mctx, streamed):
                 yield event
@@ -277,6 +276,18 @@ async def _envelope(
                 case other:
                     assert_never(other)
     yield steps.answered(response_event(agent.name, ctx, final, attempts))
+
+
+def _recovered(
+    hooks: Callbacks, error: Exception, mctx: ModelContext, attempts: Attempts
+) -> Awaitable[Retry[ModelContext] | Fallback[LlmResponse]]:
+    """The `on_model_error` chain's answer to a failed attempt's `error` (it raises the final
+    error). A failing after_model is no failed attempt: its `CallbackError` ends the run, as it
+    does in a call answered at once, and no fallback hides it."""
+    if type(error) is CallbackError:
+        raise error
+    locate(error, f"model:{mctx.model.name}")
+    return recover(hooks, "on_model_error", error, mctx, attempts)
 
 
 async def _settled(
@@ -449,8 +460,7 @@ async def call_aside(
             whole = await _whole(mctx.model, answer, attempts)
             return await after_model(hooks.impls["after_model"], mctx, whole, attempts)
         except Exception as error:
-            locate(error, f"model:{mctx.model.name}")
-            match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
+            match await _recovered(hooks, error, mctx, attempts):  # raises the final error
                 case Fallback(value=fallback):
                     return await after_model(hooks.impls["after_model"], mctx, fallback, attempts)
                 case Retry(ctx=mctx, delay=wait):
