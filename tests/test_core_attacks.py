@@ -24,6 +24,7 @@ from adk import (
 )
 from adk.agents import LlmAgent, transfer
 from adk.audit import AuditLog
+from adk.callbacks import Paced
 from adk.limits import RateLimit
 from adk.models.base import LlmRequest
 from adk.sessions import InMemorySessionService
@@ -359,3 +360,30 @@ async def test_a_failing_after_model_ends_the_run_on_every_path(path: str) -> No
 
     assert got[-1] == ("error", "a", "CallbackError", "callback:Broken.after_model")
     assert [g for g in got if g[0] == "model"] == [("model", "user", "hi")]
+
+
+class SecondCallBoom:
+    """A before_model with a bug that the agent's second model call sets off."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+        self.calls += 1
+        if self.calls == 2:
+            raise KeyError("user")
+        return Cont(ctx)
+
+
+async def test_what_a_before_model_chain_decided_before_a_callback_failed_stays_on_the_error() -> None:
+    # The call was paced (a decision, and a wait) before the next callback raised: the error event
+    # that ended the run had no decisions, so the pacing was recorded nowhere.
+    paced = RateLimit(requests_per_minute=60, clock=lambda: 0.0)
+    model = ScriptedModel([calls(call("t", "c1")), "ok"])
+    agent = LlmAgent("a", model=model, tools=[Tool("t")], callbacks=[paced, SecondCallBoom()])
+    runner = Runner(agent, session_service=InMemorySessionService())
+
+    events = [e async for e in runner.run("u", "s", "hi")]
+
+    assert summary(events[-1]) == ("error", "a", "CallbackError", "callback:SecondCallBoom.before_model")
+    assert events[-1].decisions == (Paced("callback:RateLimit.before_model", "model:scripted", 1.0),)

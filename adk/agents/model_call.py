@@ -150,12 +150,9 @@ async def call_model(steps: LlmSteps) -> Step:
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
         if impls := hooks.impls["before_model"]:
             deciders: list[object] = []
-            token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
-            try:
+            with _Judged(attempts, ctx):
                 answer: Cont[ModelContext] | Halt[LlmResponse]
                 answer = await run_chain(impls, BEFORE_MODEL, mctx, deciders=deciders)
-            finally:
-                judging.reset(token)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
             match answer:
                 case Halt(value=halted):  # it stands for the call's response
@@ -181,6 +178,29 @@ async def call_model(steps: LlmSteps) -> Step:
         except ResponseRejected as rejected:  # judged like a failed attempt
             return _after(stored, _rest(steps, request, mctx, attempts, started, rejected))
     return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
+
+
+class _Judged:
+    """Around a call's before_model chain: `judging` names the call's `Attempts`, where a callback
+    adds its decisions (adk.limits.RateLimit). An error that fails the chain carries what was
+    decided before it to its error event: a `Compact`'s folding (whose event is dropped: the call
+    is not made), then the chain's."""
+
+    __slots__ = ("attempts", "ctx", "token")
+
+    def __init__(self, attempts: Attempts, ctx: AgentContext) -> None:
+        self.attempts, self.ctx = attempts, ctx
+
+    def __enter__(self) -> None:
+        self.token = judging.set(self.attempts)
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        judging.reset(self.token)
+        if isinstance(error, Exception):
+            ctx = self.ctx
+            folded = take_compactions(ctx.invocation, ctx.branch) or ()
+            decided = self.attempts.decisions or ()
+            carry(error, [*(d for event in folded for d in event.decisions), *decided])
 
 
 def _after(stored: list[Event] | None, step: Step) -> Step:
