@@ -1,5 +1,6 @@
 """Attacks on the run core's guarantees along paths the other tests do not take: each test here
-failed before the fix it names."""
+failed before its fix (but the after_model test's "first attempt" case: the path that held, which
+the others are held to)."""
 
 from __future__ import annotations
 
