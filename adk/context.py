@@ -143,6 +143,7 @@ class Invocation:
         "_run_callbacks",
         "_tool_retries",
         "_transfers",
+        "_transfers_made",
         "_values",
         "answers",
         "client_tools",
@@ -192,8 +193,11 @@ class Invocation:
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
         self._tool_retries: dict[str, int] = {}
-        self._transfers: dict[str, BaseAgent] | None = None
-        """The transfers made so far, by the id of the tool call that made each (adk.agents.transfer)."""
+        self._transfers: dict[tuple[str, str], BaseAgent] | None = None
+        """The transfers of the batch of tool calls under way on each branch, by the branch and id of
+        the call that made each (adk.agents.transfer)."""
+        self._transfers_made = 0
+        """The transfers made so far: at most `MAX_TRANSFERS`."""
         self.answers: Mapping[str, Answer] = _NO_ANSWERS
         """When resuming a paused invocation: the application's answer to each waiting call."""
         self.waiting: list[str] = []
@@ -223,7 +227,6 @@ class Invocation:
         fork._on_end = self._on_end
         fork._observers = self._observers  # the caller's run passes the fork's events to them
         fork.answers = self.answers
-        fork.waiting = self.waiting
         return fork
 
     def hooks_for(self, agent: BaseAgent) -> Callbacks:

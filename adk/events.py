@@ -425,17 +425,29 @@ class Event(LlmResponse):
     def fresh_decisions(self) -> tuple[Decision, ...]:
         """The decisions this event is the first to tell a consumer of the live run.
 
-        A model call's retries and fallbacks are told as they happen, by `attempt.failed` events;
-        its response (or the error that ended it) repeats them for the record.
+        A model call's retries, fallbacks and refused responses are told as they happen, by
+        `attempt.failed` events; its response (or the error that ended it, or an agent's fallback
+        standing for it) repeats them for the record. Its other decisions (a halt, a replacement,
+        a pacing, a budget's, the agent's fallback) are told there first.
         """
         decisions = self.decisions
         if decisions and (self.object == ObjectType.CHAT_COMPLETION or self.object == ObjectType.ERROR):
-            return tuple(d for d in decisions if d.kind == "halted" or d.kind == "replaced")
+            return tuple(d for d in decisions if not _told(d))
         return decisions
 
     def clone(self) -> Event:
         """A deep copy: changing the clone never changes this event."""
         return copy.deepcopy(self)
+
+
+def _told(decision: Decision) -> bool:
+    """Whether `decision` was told as it happened, by a model call's `attempt.failed` event."""
+    kind = decision.kind
+    return (
+        kind == "retried"
+        or kind == "refused"
+        or (kind == "fell_back" and decision.target.startswith("model:"))
+    )
 
 
 def new_event(

@@ -16,7 +16,7 @@ from adk.agents.metering import meter_of
 from adk.agents.model_call import call_aside
 from adk.agents.steps import Driver, OneStep, Step, Steps
 from adk.callbacks.chain import run_chain
-from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced
+from adk.callbacks.decisions import Decision, FellBack, Halted, Replaced, carried
 from adk.callbacks.protocols import AnyCallback, Content
 from adk.callbacks.registry import AFTER_AGENT, BEFORE_AGENT, ON_AGENT_ERROR, Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Raise
@@ -295,7 +295,8 @@ class HookedSteps:
             case Fallback(value=content):
                 by_name, target = decided_by(by[0], "on_agent_error"), f"agent:{agent.name}"
                 fell = FellBack(by_name, target, None, type(error).__name__, str(error))
-                fell_back = agent._final_event(self.ctx, content, (fell,))
+                # what the failed envelope had decided goes on with it, as on an error event
+                fell_back = agent._final_event(self.ctx, content, (*carried(error), fell))
                 self.output = fell_back.message
                 return [fell_back]
             case Raise(error=passed):

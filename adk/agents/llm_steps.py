@@ -4,6 +4,7 @@ the resume and pause steps around them. `adk.agents.steps.Driver` drives them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -112,6 +113,8 @@ class LlmSteps:
             return []
         self.calls = pending
         self.coming = LlmSteps._model
+        if pending and agent.toolsets:  # listed here too: this process may not have listed them yet
+            await agent.list_tools()
         results = self._results(await finish_calls(ctx, pending, agent.tools, self._answer))
         if stored is not None and self.coming is not LlmSteps._pause:
             self.target = stored
@@ -169,13 +172,16 @@ class LlmSteps:
         raise RuntimeError(f"agent {self.agent.name!r}: a model call ended without a response")
 
     def answered(self, event: Event) -> Event:
-        """Take a model call's final response: its message joins the turn, its tool calls are the
-        next step; without calls it is the final answer (its output is settled before it goes:
-        the event carries the `output_key`)."""
+        """Take a model call's final response: its message (its calls' ids made distinct) joins
+        the turn, its tool calls are the next step; without calls it is the final answer (its
+        output is settled before it goes: the event carries the `output_key`)."""
         choices = event.choices  # event.message, without a property call
         message = choices[0].message if choices else None
         calls = message.tool_calls if message is not None else ()
         if message is not None:
+            if len(calls) > 1 and len({c.id for c in calls}) < len(calls):
+                message = choices[0].message = _distinct(message)
+                calls = message.tool_calls
             self.turn.append(message)
         if calls:
             self.calls = calls
@@ -225,6 +231,21 @@ class LlmSteps:
     async def _hand_over(self) -> Step:
         self.over = True
         return hand_over(self.ctx, self.target)
+
+
+def _distinct(message: Message) -> Message:
+    """`message` with its calls' ids made distinct: each call is known by its id (its approval, its
+    result, a transfer), and a model's ids may repeat. A repeat becomes `<id>.<position>`, the
+    same whenever the response is taken again (a durable run's replay)."""
+    seen: set[str] = set()
+    calls = []
+    for i, call in enumerate(message.tool_calls):
+        new = call.id
+        while new in seen:
+            new = f"{new}.{i}"
+        seen.add(new)
+        calls.append(call if new == call.id else dataclasses.replace(call, id=new))
+    return dataclasses.replace(message, tool_calls=tuple(calls))
 
 
 def _waits(results: Iterable[Event]) -> bool:

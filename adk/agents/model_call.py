@@ -13,7 +13,7 @@ a durable run makes each attempt a step (adk.agents.checkpoints).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from adk.agents.checkpoints import checkpoints
@@ -151,12 +151,9 @@ async def call_model(steps: LlmSteps) -> Step:
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
         if impls := hooks.impls["before_model"]:
             deciders: list[object] = []
-            token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
-            try:
+            with _Judged(attempts, ctx):
                 answer: Cont[ModelContext] | Halt[LlmResponse]
                 answer = await run_chain(impls, BEFORE_MODEL, mctx, deciders=deciders)
-            finally:
-                judging.reset(token)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
             match answer:
                 case Halt(value=halted):  # it stands for the call's response
@@ -182,6 +179,29 @@ async def call_model(steps: LlmSteps) -> Step:
         except ResponseRejected as rejected:  # judged like a failed attempt
             return _after(stored, _rest(steps, request, mctx, attempts, started, rejected))
     return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
+
+
+class _Judged:
+    """Around a call's before_model chain: `judging` names the call's `Attempts`, where a callback
+    adds its decisions (adk.limits.RateLimit). An error that fails the chain carries what was
+    decided before it to its error event: a `Compact`'s folding (whose event is dropped: the call
+    is not made), then the chain's."""
+
+    __slots__ = ("attempts", "ctx", "token")
+
+    def __init__(self, attempts: Attempts, ctx: AgentContext) -> None:
+        self.attempts, self.ctx = attempts, ctx
+
+    def __enter__(self) -> None:
+        self.token = judging.set(self.attempts)
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        judging.reset(self.token)
+        if isinstance(error, Exception):
+            ctx = self.ctx
+            folded = take_compactions(ctx.invocation, ctx.branch) or ()
+            decided = self.attempts.decisions or ()
+            carry(error, [*(d for event in folded for d in event.decisions), *decided])
 
 
 def _after(stored: list[Event] | None, step: Step) -> Step:
@@ -264,8 +284,7 @@ async def _envelope(
             break
         except Exception as error:
             outcome = None
-            locate(error, f"model:{mctx.model.name}")
-            decision = await recover(hooks, "on_model_error", error, mctx, attempts)
+            decision = await _recovered(hooks, error, mctx, attempts)
             yield _attempt_failed(agent.name, ctx, error, attempts)
             for event in _after_failure(agent.name, ctx, mctx, streamed):
                 yield event
@@ -278,6 +297,18 @@ async def _envelope(
                 case other:
                     assert_never(other)
     yield steps.answered(response_event(agent.name, ctx, final, attempts))
+
+
+def _recovered(
+    hooks: Callbacks, error: Exception, mctx: ModelContext, attempts: Attempts
+) -> Awaitable[Retry[ModelContext] | Fallback[LlmResponse]]:
+    """The `on_model_error` chain's answer to a failed attempt's `error` (it raises the final
+    error). A failing after_model is no failed attempt: its `CallbackError` ends the run, as it
+    does in a call answered at once, and no fallback hides it."""
+    if type(error) is CallbackError:
+        raise error
+    locate(error, f"model:{mctx.model.name}")
+    return recover(hooks, "on_model_error", error, mctx, attempts)
 
 
 async def _settled(
@@ -450,8 +481,7 @@ async def call_aside(
             whole = await _whole(mctx.model, answer, attempts, limit)
             return await after_model(hooks.impls["after_model"], mctx, whole, attempts)
         except Exception as error:
-            locate(error, f"model:{mctx.model.name}")
-            match await recover(hooks, "on_model_error", error, mctx, attempts):  # raises the final error
+            match await _recovered(hooks, error, mctx, attempts):  # raises the final error
                 case Fallback(value=fallback):
                     return await after_model(hooks.impls["after_model"], mctx, fallback, attempts)
                 case Retry(ctx=mctx, delay=wait):

@@ -231,9 +231,14 @@ async def finish_calls(
 
 def _as_shown(ctx: AgentContext, call: ToolCall) -> ToolCall:
     """`call` as the person approved it: the tool and arguments of its latest approval request,
-    which are a repair's or a callback's rather than the model's when the call asked again."""
+    which are a repair's or a callback's rather than the model's when the call asked again. Its
+    request is on its branch: a call id is the model's, which a call on another branch may have too."""
     for event in reversed(ctx.invocation.session.events):
-        if event.object != ObjectType.APPROVAL_REQUEST or call.id not in event.long_running_tool_ids:
+        if (
+            event.object != ObjectType.APPROVAL_REQUEST
+            or event.branch != ctx.branch
+            or call.id not in event.long_running_tool_ids
+        ):
             continue
         shown = [d for d in event.decisions if type(d) is Deferred and d.call_id == call.id]
         if not shown or event.invocation_id != ctx.invocation_id:

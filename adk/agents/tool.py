@@ -88,7 +88,6 @@ class AgentTool(BaseTool):
             await handing(asked)
             emit(asked)
         answer: Event | None = None
-        waited = len(caller.waiting)  # the fork's calls left waiting are added to the caller's
         try:
             async with aclosing(agent.run(invocation, branch)) as events:
                 async for event in events:
@@ -102,8 +101,8 @@ class AgentTool(BaseTool):
                     if emit is not None:
                         emit(event)
         finally:
-            waiting = caller.waiting[waited:]
-            del caller.waiting[waited:]
+            # its own calls left waiting, not the caller's: those of calls beside it are the caller's
+            waiting = invocation.waiting
             if invocation.ended and not waiting:
                 caller.end_invocation()
         if waiting:

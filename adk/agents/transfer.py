@@ -120,13 +120,15 @@ class TransferTool(BaseTool):
         target = self.targets.get(name)
         if target is None:
             raise TransferError(self._unreachable(name))
-        transfers = _transfers(ctx.invocation)
-        if len(transfers) >= MAX_TRANSFERS:
+        invocation = ctx.invocation
+        made = invocation._transfers_made
+        if made >= MAX_TRANSFERS:
             raise TransferError(
-                f"this invocation already made {len(transfers)} transfers, the most one may"
+                f"this invocation already made {made} transfers, the most one may"
                 f" (MAX_TRANSFERS); answer without transferring"
             )
-        transfers[ctx.tool_call_id] = target
+        invocation._transfers_made = made + 1
+        _transfers(invocation)[(ctx.branch, ctx.tool_call_id)] = target
         return f"Transferred to agent {name!r}."
 
     def _unreachable(self, name: str) -> str:
@@ -154,8 +156,9 @@ class TransferTool(BaseTool):
         return f"TransferTool({self.agent.name!r} -> {', '.join(self.targets)})"
 
 
-def _transfers(invocation: Invocation) -> dict[str, BaseAgent]:
-    """The transfers made in `invocation`, by the id of the tool call that made each."""
+def _transfers(invocation: Invocation) -> dict[tuple[str, str], BaseAgent]:
+    """The transfers made in `invocation` whose batch of calls is not yet over, by the branch and
+    id of the call that made each."""
     transfers = invocation._transfers
     if transfers is None:
         transfers = invocation._transfers = {}
@@ -168,7 +171,8 @@ def transferred(invocation: Invocation, results: Sequence[Event]) -> BaseAgent |
     A call transferred when its envelope completed as a transfer: the tool ran, and the call's
     result has no error (a `Halt`, a failure, a `Fallback` or a failing `after_tool` make none).
     Each such result is marked with `actions.transfer_to_agent`: a resumed invocation goes by the
-    mark alone (adk.agents.resume), never by a result's text.
+    mark alone (adk.agents.resume), never by a result's text. The batch's transfers are taken:
+    a call id is the model's, which a later call (or one on another branch) may have too.
     """
     transfers = invocation._transfers
     if not transfers:
@@ -176,7 +180,9 @@ def transferred(invocation: Invocation, results: Sequence[Event]) -> BaseAgent |
     first = None
     for result in results:
         message = result.message
-        target = transfers.get(message.tool_call_id or "") if message is not None else None
+        target = (
+            transfers.pop((result.branch, message.tool_call_id or ""), None) if message is not None else None
+        )
         if target is not None and result.error is None:
             result.actions.transfer_to_agent = target.name
             first = first or target

@@ -220,7 +220,7 @@ class Tracing:
     def _agent_decisions(self, t: _Trace, event: Event) -> None:
         """An agent's halt ends its span; a replaced answer is noted where the agent ran."""
         stack = t.agents.get(event.branch, [])
-        for decision in event.decisions:
+        for decision in event.fresh_decisions():  # a fallen-back call's recoveries came as they happened
             running = [i for i, (name, _) in enumerate(stack) if name == event.author]
             if isinstance(decision, Halted) and running:
                 span = stack.pop(running[-1])[1]
