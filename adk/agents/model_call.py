@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING, assert_never
 
 from adk.agents.checkpoints import checkpoints
 from adk.agents.metering import MeteredAttempt, ModelMeter
+from adk.agents.model_events import after_failure, attempt_failed, partial_event, response_event
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
 from adk.callbacks.registry import AFTER_MODEL, BEFORE_MODEL, Callbacks, HookImpl, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.compaction import take_compactions
 from adk.context import AgentContext, Invocation, ModelContext
-from adk.errors import CallbackError, ResponseRejected, StreamInterruptedError, locate, where
-from adk.events import ErrorInfo, Event, LlmResponse, ObjectType
+from adk.errors import CallbackError, ResponseRejected, StreamInterruptedError, locate
+from adk.events import Event, LlmResponse
 from adk.limits.timeouts import model_bounded
 from adk.models.base import LlmRequest, Model, output_cap, with_max_tokens
 from adk.recovery import Attempts, recover, sleep
@@ -45,8 +46,6 @@ __all__ = [
     "checked",
     "chunks_within",
     "close_stream",
-    "partial_event",
-    "response_event",
 ]
 
 
@@ -285,8 +284,8 @@ async def _envelope(
         except Exception as error:
             outcome = None
             decision = await _recovered(hooks, error, mctx, attempts)
-            yield _attempt_failed(agent.name, ctx, error, attempts)
-            for event in _after_failure(agent.name, ctx, mctx, streamed):
+            yield attempt_failed(agent.name, ctx, error, attempts)
+            for event in after_failure(agent.name, ctx, mctx, streamed):
                 yield event
             match decision:
                 case Fallback(value=final):
@@ -394,62 +393,6 @@ async def close_stream(stream: AsyncIterator[LlmResponse]) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
-
-
-def partial_event(author: str, ctx: AgentContext, chunk: LlmResponse) -> Event:
-    """The event of a streamed chunk."""
-    partial = Event.from_response(ctx.invocation_id, author, chunk)
-    partial.branch = ctx.branch
-    return partial
-
-
-def response_event(author: str, ctx: AgentContext, response: LlmResponse, attempts: Attempts | None) -> Event:
-    """The event of a model call's final response, with the decisions that shaped it (none
-    without `attempts`: a call without model hooks whose first attempt succeeded)."""
-    event = Event.from_response(ctx.invocation.invocation_id, author, response)
-    event.branch = ctx.branch
-    event.is_partial = False
-    if attempts is not None and attempts.decisions is not None:  # set only when there are some
-        event.decisions = tuple(attempts.decisions)
-    return event
-
-
-def _attempt_failed(author: str, ctx: AgentContext, error: Exception, attempts: Attempts) -> Event:
-    """Tells consumers at once how a failed attempt was recovered (the response repeats it)."""
-    decisions = attempts.decisions
-    told = 2 if type(error) is ResponseRejected else 1  # its `Refused` too
-    return Event.new(
-        ctx.invocation_id,
-        author,
-        branch=ctx.branch,
-        object=ObjectType.ATTEMPT_FAILED,
-        is_partial=True,
-        error=ErrorInfo.of(error, where(error)),
-        decisions=() if decisions is None else tuple(decisions[-told:]),
-    )
-
-
-def _after_failure(author: str, ctx: AgentContext, mctx: ModelContext, streamed: bool) -> list[Event]:
-    """What follows a failed attempt's `attempt.failed`: the roll-back of its partial output, if
-    it streamed; the compaction a recovery callback folded the request with (adk.compaction)."""
-    events = [_discarded(author, ctx, mctx)] if streamed else []
-    return events + (take_compactions(ctx.invocation, ctx.branch) or [])
-
-
-def _discarded(author: str, ctx: AgentContext, mctx: ModelContext) -> Event:
-    """Tells consumers to roll back the partial output of a failed streamed attempt."""
-    return Event.new(
-        ctx.invocation_id,
-        author,
-        branch=ctx.branch,
-        object=ObjectType.ATTEMPT_DISCARDED,
-        is_partial=True,
-        error=ErrorInfo(
-            type="AttemptDiscarded",
-            message=f"attempt {mctx.attempt} on model {mctx.model.name!r} failed after partial output",
-            where=f"model:{mctx.model.name}",
-        ),
-    )
 
 
 async def call_aside(
