@@ -15,7 +15,7 @@ import pytest
 
 from adk import Approve, LlmAgent, LlmResponse, RetryPolicy, Runner, ToolContext
 from adk.compaction import Compact
-from adk.events import ObjectType, Usage
+from adk.events import ObjectType
 from adk.limits import Budget, RateLimit
 from adk.models.base import LlmRequest
 from adk.recovery import CircuitBreaker
@@ -24,16 +24,9 @@ from adk.sessions.sqlite import SqliteSessionService
 from adk.testing import ScriptedModel, call_tool
 from adk.tools import FunctionTool, tool
 from tests._runtime import Tool, call, calls
+from tests.limits import used
 
 pytestmark = pytest.mark.usefixtures("testing")
-
-
-def used(prompt: int, completion: int) -> LlmResponse:
-    response = LlmResponse.text("ok")
-    response.usage = Usage(
-        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-    )
-    return response
 
 
 async def test_session_budgets_of_ids_that_join_alike_stay_apart() -> None:

@@ -10,32 +10,18 @@ import pytest
 from adk import LlmAgent, LlmResponse, Runner
 from adk.callbacks.decisions import BudgetExceeded, BudgetWarning, FellBack, Halted
 from adk.errors import ServerError
-from adk.events import Event, ObjectType, Usage
+from adk.events import Event, ObjectType
 from adk.limits import Budget
 from adk.models.base import LlmRequest
 from adk.recovery import FallbackModels
 from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel, call_tool
 from tests._runtime import run
+from tests.limits import used
 
 pytestmark = pytest.mark.usefixtures("testing")
 
 PRICES = {"big": (10.0, 30.0), "small": (1.0, 2.0)}
-
-
-def used(prompt: int, completion: int, text: str = "ok") -> LlmResponse:
-    response = LlmResponse.text(text)
-    response.usage = Usage(
-        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-    )
-    return response
-
-
-def calls_with(response: LlmResponse, prompt: int, completion: int) -> LlmResponse:
-    response.usage = Usage(
-        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-    )
-    return response
 
 
 def kinds(events: list[Event]) -> list[tuple[str, tuple[Any, ...]]]:
@@ -43,7 +29,7 @@ def kinds(events: list[Event]) -> list[tuple[str, tuple[Any, ...]]]:
 
 
 async def test_each_call_is_sent_with_max_tokens_lowered_to_what_is_left_and_settled_to_its_usage() -> None:
-    model = ScriptedModel([calls_with(call_tool("echo", call_id="c1", x=1), 1, 30), used(40, 20)])
+    model = ScriptedModel([used(1, 30, call_tool("echo", call_id="c1", x=1)), used(40, 20)])
     budget = Budget(total_tokens=100)
     agent = LlmAgent(name="a", model=model, tools=[echo])
     runner = Runner(agent, callbacks=[budget])
@@ -61,7 +47,7 @@ async def test_each_call_is_sent_with_max_tokens_lowered_to_what_is_left_and_set
 
 
 async def test_a_call_that_cannot_be_afforded_is_not_made_and_the_run_ends_with_budget_exceeded() -> None:
-    model = ScriptedModel([calls_with(call_tool("echo", call_id="c1", x=1), 30, 8), used(1, 1)])
+    model = ScriptedModel([used(30, 8, call_tool("echo", call_id="c1", x=1)), used(1, 1)])
     agent = LlmAgent(name="a", model=model, tools=[echo])
     runner = Runner(agent, callbacks=[Budget(total_tokens=40, warn_at=1)])
     events = await run(runner)

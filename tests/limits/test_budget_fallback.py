@@ -14,16 +14,9 @@ from adk.limits import Budget
 from adk.recovery import FallbackModels
 from adk.testing import ScriptedModel, call_tool
 from tests._runtime import run
+from tests.limits import used
 
 pytestmark = pytest.mark.usefixtures("testing")
-
-
-def used(prompt: int, completion: int) -> LlmResponse:
-    response = LlmResponse.text("cheap answer")
-    response.usage = Usage(
-        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-    )
-    return response
 
 
 class ToCheap:
@@ -41,7 +34,7 @@ class ToCheap:
 @pytest.mark.parametrize("recovery", ["FallbackModels", "ToCheap"])
 async def test_a_fallback_to_an_unwrapped_model_is_reserved_and_settled(recovery: str) -> None:
     big = ScriptedModel([ServerError("503")], name="big")
-    cheap = ScriptedModel([used(1, 7)], name="cheap")
+    cheap = ScriptedModel([used(1, 7, "cheap answer")], name="cheap")
     budget = Budget(total_tokens=100, warn_at=1)
     trace: list[tuple[str, str, dict[str, float]]] = []
 

@@ -12,22 +12,15 @@ from adk import Cont, LlmAgent, LlmResponse, ModelContext, RetryPolicy, Runner
 from adk.agents.tool import AgentTool
 from adk.callbacks.decisions import BudgetExceeded
 from adk.errors import StreamInterruptedError
-from adk.events import Message, ObjectType, ToolDeclaration, Usage
+from adk.events import Message, ObjectType, ToolDeclaration
 from adk.limits import Budget
 from adk.models.base import LlmRequest, with_max_tokens
 from adk.sessions import InMemorySessionService
 from adk.testing import ScriptedModel, Stream, call_tool, transfer_to
 from tests._runtime import run
+from tests.limits import used
 
 pytestmark = pytest.mark.usefixtures("testing")
-
-
-def used(prompt: int, completion: int, response: LlmResponse | None = None) -> LlmResponse:
-    response = response or LlmResponse.text("ok")
-    response.usage = Usage(
-        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-    )
-    return response
 
 
 def team() -> tuple[LlmAgent, list[ScriptedModel]]:
