@@ -150,9 +150,7 @@ async def call_model(steps: LlmSteps) -> Step:
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
         if impls := hooks.impls["before_model"]:
             deciders: list[object] = []
-            with _Judged(attempts, ctx):
-                answer: Cont[ModelContext] | Halt[LlmResponse]
-                answer = await run_chain(impls, BEFORE_MODEL, mctx, deciders=deciders)
+            answer = await _before_model(impls, mctx, deciders, attempts, ctx)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
             match answer:
                 case Halt(value=halted):  # it stands for the call's response
@@ -180,27 +178,28 @@ async def call_model(steps: LlmSteps) -> Step:
     return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
 
 
-class _Judged:
-    """Around a call's before_model chain: `judging` names the call's `Attempts`, where a callback
-    adds its decisions (adk.limits.RateLimit). An error that fails the chain carries what was
-    decided before it to its error event: a `Compact`'s folding (whose event is dropped: the call
-    is not made), then the chain's."""
-
-    __slots__ = ("attempts", "ctx", "token")
-
-    def __init__(self, attempts: Attempts, ctx: AgentContext) -> None:
-        self.attempts, self.ctx = attempts, ctx
-
-    def __enter__(self) -> None:
-        self.token = judging.set(self.attempts)
-
-    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
-        judging.reset(self.token)
-        if isinstance(error, Exception):
-            ctx = self.ctx
-            folded = take_compactions(ctx.invocation, ctx.branch) or ()
-            decided = self.attempts.decisions or ()
-            carry(error, [*(d for event in folded for d in event.decisions), *decided])
+async def _before_model(
+    impls: tuple[HookImpl, ...],
+    mctx: ModelContext,
+    deciders: list[object],
+    attempts: Attempts,
+    ctx: AgentContext,
+) -> Cont[ModelContext] | Halt[LlmResponse]:
+    """The before_model chain, with `judging` naming the call's `Attempts` (where a callback adds
+    its decisions: adk.limits.RateLimit). An error that fails it carries to its error event what
+    was decided before it: a `Compact`'s folding (whose event is dropped: the call is not made),
+    then the chain's."""
+    token = judging.set(attempts)
+    try:
+        answer: Cont[ModelContext] | Halt[LlmResponse]
+        answer = await run_chain(impls, BEFORE_MODEL, mctx, deciders=deciders)
+    except Exception as error:
+        folded = take_compactions(ctx.invocation, ctx.branch) or ()
+        carry(error, [*(d for event in folded for d in event.decisions), *(attempts.decisions or ())])
+        raise
+    finally:
+        judging.reset(token)
+    return answer
 
 
 def _after(stored: list[Event] | None, step: Step) -> Step:
