@@ -145,7 +145,8 @@ class Budget:
         if ctx.tool.requires_approval and not ctx.approved:  # it waits: counted once approved, not twice
             over = crossed(await self.used(ctx.invocation), amounts, self.limits)
         else:  # a call that a resumed run makes again, on any worker, is counted once in a store
-            over = await self.reserve(ctx.invocation, amounts, once=ctx.idempotency_key)
+            once = None if self.store is None else ctx.idempotency_key
+            over = await self.reserve(ctx.invocation, amounts, once=once)
         if over is None:
             return Cont(ctx)
         ctx.end_invocation()
