@@ -161,3 +161,37 @@ async def test_a_tool_requiring_approval_repaired_after_the_approval_asks_again(
         Deferred("tool:pay", "tool:pay", "c1", {"amount": 1000000}, "tool 'pay' requires approval"),
     )
     assert pay.calls == [{"amount": 5000}]
+
+
+class Normalise:
+    """A `before_tool` ahead of the guard that turns an amount given as text into a number."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def before_tool(self, ctx: ToolContext) -> Cont[ToolContext]:
+        self.trace.append(("before_tool", "Normalise", ctx.args, ctx.approved))
+        return Cont(dataclasses.replace(ctx, args={"amount": int(ctx.args["amount"])}))
+
+
+async def test_a_request_shows_the_call_as_the_callbacks_before_the_guard_left_it() -> None:
+    # The person is asked about what would run (5000, as the normaliser left it), not the model's
+    # "5000": approving that asked again, a second round for the same call.
+    trace: Trace = []
+    pay = Tool("pay")
+    model = ScriptedModel([calls(call("pay", "c1", amount="5000")), reply])
+    agent = LlmAgent("bank", model=model, tools=[pay], callbacks=[Normalise(trace), Guard(trace)])
+    runner = Runner(agent, session_service=InMemorySessionService())
+    first = await run(runner, message="pay")
+    assert requested(first[-2]) == (Deferred(BY, "tool:pay", "c1", {"amount": 5000}, "over 1000"),)
+    trace.clear()
+
+    second = await run(runner, approvals={"c1": Approve()})
+
+    assert [summary(e) for e in second][:1] == [("tool", "bank", "pay", "c1", '{"echo":{"amount":5000}}')]
+    assert trace == [
+        ("before_tool", "Normalise", {"amount": 5000}, True),
+        ("before_tool", "Guard", {"amount": 5000}, True),  # approved: the Defer goes on
+    ]
+    assert pay.calls == [{"amount": 5000}]
+    model.assert_done()

@@ -256,13 +256,14 @@ async def _attempt_tool(
                 tctx = _approval(tctx, approved)
             if before and (passed is None or _changed(tctx, passed)):
                 deciders: list[object] = []
+                held_back: list[ToolContext] = []  # a Defer's call, as the hooks before it left it
                 token = judging.set(attempts)  # a callback may add its decisions (Budget's tool caps)
                 try:
                     answer: Cont[ToolContext] | Halt[Any] | Defer
-                    answer = await run_chain(before, BEFORE_TOOL, tctx, deciders=deciders)
+                    answer = await run_chain(before, BEFORE_TOOL, tctx, deciders=deciders, threaded=held_back)
                 finally:
                     judging.reset(token)
-                checked = _before_tool(answer, deciders, attempts, tctx)
+                checked = _before_tool(answer, deciders, attempts, tctx, held_back)
                 if isinstance(checked, tuple):  # halted or deferred
                     return checked
                 tctx = checked
@@ -306,16 +307,19 @@ def _before_tool(
     deciders: list[object],
     attempts: Attempts,
     tctx: ToolContext,
+    held_back: list[ToolContext],
 ) -> ToolContext | tuple[Any, ToolContext]:
     """The before_tool chain's answer `checked` (`deciders`, who decided): the context it passed
-    on, or the call's outcome (a `Halt`'s value, or a `Defer`). The caller awaits the chain
-    itself: a coroutine less a call."""
+    on, or the call's outcome (a `Halt`'s value, or a `Defer`). A `Defer` shows the person the
+    call as it would run: as the hooks before the deferring one left it (`held_back`), so that
+    approving it approves what runs. The caller awaits the chain itself: a coroutine less a call."""
     match checked:
         case Halt(value=value):
             attempts.decided(Halted(decided_by(deciders[0], "before_tool"), f"tool:{tctx.tool.name}"))
             return value, tctx
         case Defer():
-            return _defer(attempts, tctx, decided_by(deciders[0], "before_tool"), checked)
+            shown = held_back[0] if held_back else tctx
+            return _defer(attempts, shown, decided_by(deciders[0], "before_tool"), checked)
         case Cont(ctx=passed):
             return passed
         case unreachable:

@@ -93,12 +93,15 @@ async def run_chain(
     continue_on_error: bool = False,
     continue_on_response: bool = False,
     deciders: list[object] | None = None,
+    threaded: list[Any] | None = None,
 ) -> Any:
     """Run `hook`'s chain over `impls`: the one loop behind every chain (see the module docstring).
 
     `value` is what is threaded: the context of a `before` chain (whose `ctx` is unused), the
     value of an `after` or `replace` chain, the error of an `on_error` chain. Returns the
     answer that won, else what was threaded, as `Cont(ctx)`, the value, or `Raise(error)`.
+    Given a list as `threaded`, an answer that wins appends what was threaded when it won (the
+    call a `Defer` holds back, as the hooks before it left it).
     """
     # read once: the loop tests them on every call
     before, after, on_error, replace, exact, anything, unary = hook.plan
@@ -132,9 +135,9 @@ async def run_chain(
         )
         value = verdicts.take(out, owner, value)
         if verdicts.won:
-            return verdicts.answer
+            return verdicts.won_at(value, threaded)
     if verdicts is not None and verdicts.end():
-        return verdicts.answer
+        return verdicts.won_at(value, threaded)
     # a `before` chain gives back its last hook's own Cont (frozen) if it holds what was threaded
     kept = before and type(out) is Cont and out.ctx is value
     return out if kept else Cont(value) if before else Raise(value) if on_error else value
@@ -199,6 +202,12 @@ class _Verdicts:
         self.answer, self.by = out, owner
         if not self.on_response:
             self._win()
+
+    def won_at(self, value: Any, threaded: list[Any] | None) -> Any:
+        """The answer that won, `value` (what was threaded then) appended to `threaded` if given."""
+        if threaded is not None:
+            threaded.append(value)
+        return self.answer
 
     def end(self) -> bool:
         """At the chain's end: whether an answer kept wins; else the first failure is raised."""
