@@ -3,6 +3,7 @@ with the decisions that shaped it, and what a failed attempt tells consumers at 
 
 from __future__ import annotations
 
+from adk.callbacks.decisions import Decision
 from adk.compaction import take_compactions
 from adk.context import AgentContext, ModelContext
 from adk.errors import ResponseRejected, where
@@ -34,15 +35,8 @@ def attempt_failed(author: str, ctx: AgentContext, error: Exception, attempts: A
     """Tells consumers at once how a failed attempt was recovered (the response repeats it)."""
     decisions = attempts.decisions
     told = 2 if type(error) is ResponseRejected else 1  # its `Refused` too
-    return Event.new(
-        ctx.invocation_id,
-        author,
-        branch=ctx.branch,
-        object=ObjectType.ATTEMPT_FAILED,
-        is_partial=True,
-        error=ErrorInfo.of(error, where(error)),
-        decisions=() if decisions is None else tuple(decisions[-told:]),
-    )
+    made = () if decisions is None else tuple(decisions[-told:])
+    return _told(author, ctx, ObjectType.ATTEMPT_FAILED, ErrorInfo.of(error, where(error)), made)
 
 
 def after_failure(author: str, ctx: AgentContext, mctx: ModelContext, streamed: bool) -> list[Event]:
@@ -54,15 +48,22 @@ def after_failure(author: str, ctx: AgentContext, mctx: ModelContext, streamed: 
 
 def discarded(author: str, ctx: AgentContext, mctx: ModelContext) -> Event:
     """Tells consumers to roll back the partial output of a failed streamed attempt."""
+    name = mctx.model.name
+    message = f"attempt {mctx.attempt} on model {name!r} failed after partial output"
+    error = ErrorInfo(type="AttemptDiscarded", message=message, where=f"model:{name}")
+    return _told(author, ctx, ObjectType.ATTEMPT_DISCARDED, error, ())
+
+
+def _told(
+    author: str, ctx: AgentContext, kind: str, error: ErrorInfo, decisions: tuple[Decision, ...]
+) -> Event:
+    """A partial event that tells consumers of a failed attempt as it happens (never stored)."""
     return Event.new(
         ctx.invocation_id,
         author,
         branch=ctx.branch,
-        object=ObjectType.ATTEMPT_DISCARDED,
+        object=kind,
         is_partial=True,
-        error=ErrorInfo(
-            type="AttemptDiscarded",
-            message=f"attempt {mctx.attempt} on model {mctx.model.name!r} failed after partial output",
-            where=f"model:{mctx.model.name}",
-        ),
+        error=error,
+        decisions=decisions,
     )
