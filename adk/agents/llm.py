@@ -26,7 +26,7 @@ from adk.compaction import check_context
 from adk.context import AgentContext
 from adk.errors import MaxIterationsExceeded
 from adk.events import Event
-from adk.models.base import Model
+from adk.models.base import Declared, Model
 from adk.models.resolve import resolve_model
 from adk.recovery import RetryPolicy, policy_callbacks
 from adk.tools import BaseTool, FunctionTool, Toolset
@@ -125,7 +125,7 @@ class LlmAgent(BaseAgent):
         if self._transfer is not None:
             own[TRANSFER_TOOL] = self._transfer
         self.tools = own
-        self._declarations = [t.declaration for t in own.values()]
+        self._declarations = Declared(t.declaration for t in own.values())
 
     async def _run_body(self, ctx: AgentContext) -> AsyncGenerator[Event, None]:
         driver = Driver(LlmSteps(self, ctx, ctx.invocation.hooks_for(self)))
@@ -172,4 +172,4 @@ class LlmAgent(BaseAgent):
             for t in listed:
                 tools.setdefault(t.name, t)
         self.tools = tools
-        self._declarations = [t.declaration for t in tools.values()]
+        self._declarations = Declared(t.declaration for t in tools.values())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -12,11 +12,13 @@ from adk.events import LlmResponse, Message, ToolDeclaration
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "Declared",
     "LlmRequest",
     "Model",
     "estimate_tokens",
     "new_request",
     "output_cap",
+    "tool_chars",
     "with_max_tokens",
 ]
 
@@ -73,10 +75,27 @@ def estimate_tokens(
         chars += len(message.content)
         for call in message.tool_calls:
             chars += len(call.function.name) + len(call.function.arguments)
-    for tool in tools:
-        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+    chars += tools.chars if type(tools) is Declared else tool_chars(tools)
     count = len(messages) + (1 if instruction else 0)
     return -(-chars // CHARS_PER_TOKEN) + MESSAGE_TOKENS * count
+
+
+def tool_chars(tools: Iterable[ToolDeclaration]) -> int:
+    """The characters of `tools`' declarations that the character rule counts: name, description
+    and JSON schema."""
+    return sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools)
+
+
+class Declared(list[ToolDeclaration]):
+    """An agent's tool declarations, their characters counted once (`tool_chars`): a request whose
+    `tools` is this list is estimated without reading every schema again on every call. A hook
+    that gives a request other tools gives it a new list, which is counted afresh."""
+
+    __slots__ = ("chars",)
+
+    def __init__(self, tools: Iterable[ToolDeclaration] = ()) -> None:
+        super().__init__(tools)
+        self.chars = tool_chars(self)
 
 
 def new_request(

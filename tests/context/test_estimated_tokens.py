@@ -3,13 +3,20 @@ character rule for the rest."""
 
 from __future__ import annotations
 
+import json
+from types import SimpleNamespace
+
+import pytest
+
 from adk.agents import LlmAgent
 from adk.callbacks.results import Cont
 from adk.context import ModelContext
 from adk.events import Message, ToolDeclaration
+from adk.models import base
 from adk.models.base import CHARS_PER_TOKEN, MESSAGE_TOKENS, LlmRequest, estimate_tokens
 from adk.runner import Runner
 from adk.testing import ScriptedModel
+from adk.testing import call_tool as tool_call
 from tests.context.support import answer, turn
 
 
@@ -49,3 +56,38 @@ async def test_a_hook_reads_the_models_own_count_of_the_last_turn_plus_the_new_m
     await turn(runner, "y" * 40)
 
     assert seen == [-(-(9 + 40) // 4) + 4 * 2, 123 + 10 + 4]
+
+
+async def test_an_agents_tool_schemas_are_read_once_not_on_every_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each call's estimate (a Budget's reservation, a Compact's threshold) counts the tools'
+    # declarations; an agent's are counted when it is made, a hook's own list afresh.
+    read: list[object] = []
+    dumps = json.dumps
+
+    def counted(value: object) -> str:
+        read.append(value)
+        return dumps(value)
+
+    def lookup(city: str) -> str:
+        """The weather in a city."""
+        return city
+
+    seen: list[int] = []
+
+    class Watch:
+        def before_model(self, ctx: ModelContext) -> Cont[ModelContext]:
+            seen.append(ctx.request.estimated_tokens)
+            return Cont(ctx)
+
+    monkeypatch.setattr(base, "json", SimpleNamespace(dumps=counted))
+    agent = LlmAgent("a", model=ScriptedModel([tool_call("lookup", city="Paris"), "sunny"]), tools=[lookup])
+    schema = agent.tools["lookup"].declaration.parameters
+    assert read == [schema]  # counted as the agent was made
+    events = [e async for e in Runner(agent, callbacks=[Watch()]).run("u", "s", "weather?")]
+    assert events[-1].object == "runner.completion"
+    assert read == [schema]  # and never again, on either call
+    plain = LlmRequest(messages=[Message.user("weather?")], tools=list(agent._declarations))
+    assert seen[0] == plain.estimated_tokens  # the same count as a plain list's
+    assert read == [schema, schema]  # which is read
