@@ -24,7 +24,7 @@ from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.callbacks.run import RunHooks
 from adk.context import Invocation, current_invocation_var
-from adk.errors import CallbackError, RunStopped, SessionBusyError, locate, where
+from adk.errors import CallbackError, SessionBusyError, locate, where
 from adk.events import Event, Message, ObjectType, ToolDeclaration, new_choice, new_event, new_id
 from adk.limits.timeouts import deadline, positive, run_bounded
 from adk.recovery import RetryPolicy
@@ -43,18 +43,6 @@ _DEFAULT_POLICY = RetryPolicy()
 becomes is resolved once per process (about 15 µs), not once per runner."""
 _Extras: TypeAlias = "tuple[dict[str, Any] | None, tuple[ToolDeclaration, ...]]"
 """What a caller may bring to a run beside its message: a state delta, client tools."""
-
-
-async def _observe_stop(hooks: RunHooks, stopped: GeneratorExit | asyncio.CancelledError) -> None:
-    """after_run for a run that did not end by itself; a failing hook is logged (nothing can be
-    yielded any more)."""
-    how = "its consumer stopped iterating" if type(stopped) is GeneratorExit else "its task was cancelled"
-    error = RunStopped(f"the run was stopped: {how}")
-    error.__cause__ = stopped
-    try:
-        await hooks.after_run(error)
-    except Exception:
-        log.warning("after_run failed after the run was stopped", exc_info=True)
 
 
 class _Run:
@@ -125,7 +113,7 @@ async def _stopped(this: _Run, stopped: BaseException) -> None:
     """A run that did not end by itself (its consumer stopped iterating, or it was cancelled):
     after_run is told, and the invocation ends; both do nothing once the run had ended."""
     if this.hooks is not None and isinstance(stopped, GeneratorExit | asyncio.CancelledError):
-        await _observe_stop(this.hooks, stopped)
+        await this.hooks.stopped(stopped)
     this.invocation._end(stopped)
 
 

@@ -9,6 +9,7 @@ refused when the agent is built (`refuse_on_agent`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator
@@ -31,7 +32,7 @@ from adk.callbacks.registry import (
 )
 from adk.callbacks.results import Halt
 from adk.context import Invocation, RunContext
-from adk.errors import CallbackError, CallbackRegistrationError, where
+from adk.errors import CallbackError, CallbackRegistrationError, RunStopped, where
 from adk.events import Choice, Event, Message
 
 if TYPE_CHECKING:
@@ -159,6 +160,17 @@ class RunHooks:
             self._after_ran = True
             ctx = self.ctx if error is None else dataclasses.replace(self.ctx, error=error)
             await run_chain(self._after, AFTER_RUN, ctx)
+
+    async def stopped(self, stopped: GeneratorExit | asyncio.CancelledError) -> None:
+        """after_run for a run that did not end by itself; a failing hook is logged (nothing can
+        be yielded any more)."""
+        how = "its consumer stopped iterating" if type(stopped) is GeneratorExit else "its task was cancelled"
+        error = RunStopped(f"the run was stopped: {how}")
+        error.__cause__ = stopped
+        try:
+            await self.after_run(error)
+        except Exception:
+            log.warning("after_run failed after the run was stopped", exc_info=True)
 
     async def failed(self, event: Event, error: Exception) -> Event:
         """The error event that ends the run, after after_run and through on_event.
