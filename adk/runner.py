@@ -90,9 +90,9 @@ class _Run:
         self.resuming = answers is not None or message is None
         """Whether a stored invocation goes on, rather than a new one starting."""
         self.hooks: RunHooks | None = None
-        self.timeout: float | None = None
-        """Seconds the run may take (its deadline), or None."""
 
+    timeout: float | None
+    """Seconds the run may take (its deadline), or None; set by `Runner._start`."""
     invocation: Invocation
     """Set when the run starts (`Runner._begin`)."""
     ends: tuple[float, float] | None
@@ -267,7 +267,7 @@ class Runner:
                         if driver.stream is not None:
                             await driver.aclose()
                     if failure is None:
-                        if invocation.state.has_delta:
+                        if invocation.state._delta:  # state.has_delta, without a property call
                             yield await self._state_change(this)
                         yield await self._finish(this)
                         return
