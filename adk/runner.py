@@ -45,19 +45,17 @@ _Extras: TypeAlias = "tuple[dict[str, Any] | None, tuple[ToolDeclaration, ...]]"
 """What a caller may bring to a run beside its message: a state delta, client tools."""
 
 
-class _Run:
-    """One run as its phases share it: what it was asked, its claim on the session, and once it
-    started its invocation and its run hooks."""
+class _Run(Claim):
+    """One run as its phases share it: its claim on the session (adk/runner_lease.py), what it was
+    asked, and once it started its invocation and its run hooks."""
 
     __slots__ = (
         "agent",
         "answers",
         "callbacks",
-        "claim",
         "ends",
         "extras",
         "hooks",
-        "invocation",
         "invocation_id",
         "message",
         "resuming",
@@ -76,7 +74,7 @@ class _Run:
         agent: BaseAgent | None,
         extras: _Extras | None,
     ) -> None:
-        self.claim = Claim(key)
+        Claim.__init__(self, key)
         self.message = message
         """The new message; None to answer a paused run (`answers`) or resume a cut one."""
         # registration errors surface here, before anything runs
@@ -218,16 +216,16 @@ class Runner:
     def _start(self, this: _Run, timeout: float | None) -> AsyncGenerator[Event, None]:
         this.timeout = self.timeout if timeout is None else positive(timeout, "runner.run: timeout")
         events = self._run(this)
-        this.claim.run = weakref.ref(events)
+        this.run = weakref.ref(events)
         return events
 
     async def _run(self, this: _Run) -> AsyncGenerator[Event, None]:
         """The run's phases in order: the lease, start or resume, the agent's steps, finish or fail."""
-        store, claim = self.session_service, this.claim
-        hold(self._active, claim)
+        store = self.session_service
+        hold(self._active, this)
         try:
             try:
-                session = await store.acquire(*claim.key, claim.owner, takeover=claim.takeover)
+                session = await store.acquire(*this.key, this.owner, takeover=this.takeover)
             except SessionBusyError:
                 raise
             except Exception as error:
@@ -280,7 +278,7 @@ class Runner:
                 await _stopped(this, stopped)
                 raise
         finally:
-            await release(store, self._active, claim)
+            await release(store, self._active, this)
 
     def _driver(self, this: _Run, session: Session, first: Event | None) -> tuple[Driver, BaseAgent | None]:
         """The driver of the agent that takes the run, and that agent if the runner drives its steps
@@ -312,7 +310,7 @@ class Runner:
 
         `session` is the one whose lease the store gave the run: it is held (renewed while the run
         lasts), and the run's deadline starts now."""
-        took(self.session_service, this.claim, session)
+        took(self.session_service, this, session)
         this.ends = deadline(this.timeout)
         message, invocation_id, answered = this.message, this.invocation_id, None
         if this.answers is not None:
@@ -332,7 +330,7 @@ class Runner:
             stream=this.stream,
             retry_policy=self.retry_policy,
         )
-        this.invocation = this.claim.invocation = invocation
+        this.invocation = invocation
         if this.resuming:  # a stored invocation goes on
             invocation.resuming = set()
         if this.extras is not None:
