@@ -239,9 +239,9 @@ class Runner:
                 try:
                     first, opening = self._open(this)
                     if opening is not None:
-                        await store.append_event(this.invocation.session, opening)
+                        await store.append_event(session, opening)
                         yield opening
-                    invocation, held, ends = this.invocation, this.invocation.session, this.ends
+                    invocation, ends = this.invocation, this.ends  # the invocation's session is `session`
                     driver, bare = self._driver(this, session, first)
                     try:  # current_invocation() is set around each step only (see _driver)
                         while not driver.over:
@@ -257,7 +257,7 @@ class Runner:
                             for event in batch:
                                 if not event.is_partial:
                                     _complete(invocation, event, bare)
-                                    await store.append_event(held, event)
+                                    await store.append_event(session, event)
                                 if invocation._observers:
                                     invocation._notify(event)
                                 yield event
