@@ -164,12 +164,13 @@ class Invocation:
         invocation_id: str,
         session: Session,
         message: Message,
-        *,
         runner_callbacks: Callbacks | None = None,
         run_callbacks: Callbacks | None = None,
         stream: bool = False,
         retry_policy: RetryPolicy | None = None,
     ) -> None:
+        # Not keyword-only: the runner passes them by position, as calling a class with keywords
+        # builds a dict of them (about 2k instructions a run on Python 3.11).
         self.invocation_id = invocation_id
         self.session = session
         self.message = message

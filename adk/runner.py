@@ -321,14 +321,15 @@ class Runner:
             if found is None:
                 return None
             invocation_id, message = found
+        # runner_callbacks, run_callbacks, stream, retry_policy: by position (see Invocation.__init__)
         invocation = Invocation(
             invocation_id or new_id(),
             session,
             message,
-            runner_callbacks=self.callbacks,
-            run_callbacks=this.callbacks,
-            stream=this.stream,
-            retry_policy=self.retry_policy,
+            self.callbacks,
+            this.callbacks,
+            this.stream,
+            self.retry_policy,
         )
         this.invocation = invocation
         if this.resuming:  # a stored invocation goes on
