@@ -225,7 +225,7 @@ class Runner:
         hold(self._active, this)
         try:
             try:
-                session = await store.acquire(*this.key, this.owner, takeover=this.takeover)
+                session = await store.acquire(this.key[0], this.key[1], this.owner, takeover=this.takeover)
             except SessionBusyError:
                 raise
             except Exception as error:
