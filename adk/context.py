@@ -164,12 +164,13 @@ class Invocation:
         invocation_id: str,
         session: Session,
         message: Message,
-        *,
         runner_callbacks: Callbacks | None = None,
         run_callbacks: Callbacks | None = None,
         stream: bool = False,
         retry_policy: RetryPolicy | None = None,
     ) -> None:
+        # Not keyword-only: the runner passes them by position, as calling a class with keywords
+        # builds a dict of them (about 2k instructions a run on Python 3.11).
         self.invocation_id = invocation_id
         self.session = session
         self.message = message
@@ -192,7 +193,8 @@ class Invocation:
         self._values: dict[str, Any] = {}
         self._on_end: list[Callable[[BaseException | None], object]] = []
         self._observers: list[Callable[[Event], object]] = []
-        self._tool_retries: dict[str, int] = {}
+        self._tool_retries: dict[str, int] | None = None
+        """`ToolRetry`s counted by tool, once a tool asked for one."""
         self._transfers: dict[tuple[str, str], BaseAgent] | None = None
         """The transfers of the batch of tool calls under way on each branch, by the branch and id of
         the call that made each (adk.agents.transfer)."""
@@ -248,7 +250,10 @@ class Invocation:
 
     def count_tool_retry(self, tool: str) -> int:
         """Count one more `ToolRetry` from `tool` in this invocation; return the count so far."""
-        count = self._tool_retries[tool] = self._tool_retries.get(tool, 0) + 1
+        retries = self._tool_retries
+        if retries is None:
+            retries = self._tool_retries = {}
+        count = retries[tool] = retries.get(tool, 0) + 1
         return count
 
     def end_invocation(self) -> None:

@@ -45,19 +45,17 @@ _Extras: TypeAlias = "tuple[dict[str, Any] | None, tuple[ToolDeclaration, ...]]"
 """What a caller may bring to a run beside its message: a state delta, client tools."""
 
 
-class _Run:
-    """One run as its phases share it: what it was asked, its claim on the session, and once it
-    started its invocation and its run hooks."""
+class _Run(Claim):
+    """One run as its phases share it: its claim on the session (adk/runner_lease.py), what it was
+    asked, and once it started its invocation and its run hooks."""
 
     __slots__ = (
         "agent",
         "answers",
         "callbacks",
-        "claim",
         "ends",
         "extras",
         "hooks",
-        "invocation",
         "invocation_id",
         "message",
         "resuming",
@@ -76,7 +74,7 @@ class _Run:
         agent: BaseAgent | None,
         extras: _Extras | None,
     ) -> None:
-        self.claim = Claim(key)
+        Claim.__init__(self, key)
         self.message = message
         """The new message; None to answer a paused run (`answers`) or resume a cut one."""
         # registration errors surface here, before anything runs
@@ -90,9 +88,9 @@ class _Run:
         self.resuming = answers is not None or message is None
         """Whether a stored invocation goes on, rather than a new one starting."""
         self.hooks: RunHooks | None = None
-        self.timeout: float | None = None
-        """Seconds the run may take (its deadline), or None."""
 
+    timeout: float | None
+    """Seconds the run may take (its deadline), or None; set by `Runner._start`."""
     invocation: Invocation
     """Set when the run starts (`Runner._begin`)."""
     ends: tuple[float, float] | None
@@ -218,16 +216,16 @@ class Runner:
     def _start(self, this: _Run, timeout: float | None) -> AsyncGenerator[Event, None]:
         this.timeout = self.timeout if timeout is None else positive(timeout, "runner.run: timeout")
         events = self._run(this)
-        this.claim.run = weakref.ref(events)
+        this.run = weakref.ref(events)
         return events
 
     async def _run(self, this: _Run) -> AsyncGenerator[Event, None]:
         """The run's phases in order: the lease, start or resume, the agent's steps, finish or fail."""
-        store, claim = self.session_service, this.claim
-        hold(self._active, claim)
+        store = self.session_service
+        hold(self._active, this)
         try:
             try:
-                session = await store.acquire(*claim.key, claim.owner, takeover=claim.takeover)
+                session = await store.acquire(this.key[0], this.key[1], this.owner, takeover=this.takeover)
             except SessionBusyError:
                 raise
             except Exception as error:
@@ -241,9 +239,9 @@ class Runner:
                 try:
                     first, opening = self._open(this)
                     if opening is not None:
-                        await store.append_event(this.invocation.session, opening)
+                        await store.append_event(session, opening)
                         yield opening
-                    invocation, held, ends = this.invocation, this.invocation.session, this.ends
+                    invocation, ends = this.invocation, this.ends  # the invocation's session is `session`
                     driver, bare = self._driver(this, session, first)
                     try:  # current_invocation() is set around each step only (see _driver)
                         while not driver.over:
@@ -259,7 +257,7 @@ class Runner:
                             for event in batch:
                                 if not event.is_partial:
                                     _complete(invocation, event, bare)
-                                    await store.append_event(held, event)
+                                    await store.append_event(session, event)
                                 if invocation._observers:
                                     invocation._notify(event)
                                 yield event
@@ -267,7 +265,7 @@ class Runner:
                         if driver.stream is not None:
                             await driver.aclose()
                     if failure is None:
-                        if invocation.state.has_delta:
+                        if invocation.state._delta:  # state.has_delta, without a property call
                             yield await self._state_change(this)
                         yield await self._finish(this)
                         return
@@ -280,7 +278,7 @@ class Runner:
                 await _stopped(this, stopped)
                 raise
         finally:
-            await release(store, self._active, claim)
+            await release(store, self._active, this)
 
     def _driver(self, this: _Run, session: Session, first: Event | None) -> tuple[Driver, BaseAgent | None]:
         """The driver of the agent that takes the run, and that agent if the runner drives its steps
@@ -312,7 +310,7 @@ class Runner:
 
         `session` is the one whose lease the store gave the run: it is held (renewed while the run
         lasts), and the run's deadline starts now."""
-        took(self.session_service, this.claim, session)
+        took(self.session_service, this, session)
         this.ends = deadline(this.timeout)
         message, invocation_id, answered = this.message, this.invocation_id, None
         if this.answers is not None:
@@ -323,16 +321,17 @@ class Runner:
             if found is None:
                 return None
             invocation_id, message = found
+        # runner_callbacks, run_callbacks, stream, retry_policy: by position (see Invocation.__init__)
         invocation = Invocation(
             invocation_id or new_id(),
             session,
             message,
-            runner_callbacks=self.callbacks,
-            run_callbacks=this.callbacks,
-            stream=this.stream,
-            retry_policy=self.retry_policy,
+            self.callbacks,
+            this.callbacks,
+            this.stream,
+            self.retry_policy,
         )
-        this.invocation = this.claim.invocation = invocation
+        this.invocation = invocation
         if this.resuming:  # a stored invocation goes on
             invocation.resuming = set()
         if this.extras is not None:

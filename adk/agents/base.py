@@ -233,7 +233,8 @@ class HookedSteps:
                 return [agent._final_event(self.ctx, content, (halted,))]
             case Cont(ctx=passed):
                 self.ctx = passed
-                return [agent._state_event(passed)] if passed.invocation.state.has_delta else []
+                # state._delta: has_delta without a property call, as the runner reads it
+                return [agent._state_event(passed)] if passed.invocation.state._delta else []
             case unreachable:
                 assert_never(unreachable)
 
@@ -274,7 +275,7 @@ class HookedSteps:
             target = f"agent:{agent.name}"
             decisions = tuple(Replaced(decided_by(o, "after_agent"), target) for o in by)
             events.append(agent._final_event(ctx, replaced, decisions))
-        if ctx.invocation.state.has_delta or ctx.invocation.escalated:
+        if ctx.invocation.state._delta or ctx.invocation.escalated:  # has_delta, without a property call
             events.append(agent._state_event(ctx))
         return events
 

@@ -109,8 +109,8 @@ class LlmAgent(BaseAgent):
         self._set_transfer()
         self._stepped = type(self)._run_body is LlmAgent._run_body
         """Whether its body may be run as steps (`_steps`): its class does not change it."""
-        self._recovery: tuple[Callbacks, RetryPolicy, Callbacks, bool, ModelMeter | None] | None = None
-        """The last (hooks, policy, hooks + policy, no model hooks): the same for every run without
+        self._recovery: tuple[Callbacks, RetryPolicy, tuple[Callbacks, bool, ModelMeter | None]] | None = None
+        """The last (hooks, policy, what `recovery` gives for them): the same for every run without
         run callbacks."""
 
     def _adopted(self) -> None:
@@ -151,14 +151,14 @@ class LlmAgent(BaseAgent):
         run without run callbacks."""
         cached = self._recovery
         if cached is not None and cached[0] is hooks and cached[1] is policy:
-            return cached[2], cached[3], cached[4]
+            return cached[2]  # the same tuple: none is made per run
         # concatenating on every run would cost more than the callbacks themselves
         recovery = hooks + self._correct + policy_callbacks(policy)
         # Without model hooks a call makes its context and Attempts only if it fails or streams.
         bare = not recovery.get("before_model") and not recovery.get("after_model")
-        meter = meter_of(recovery.objects)
-        self._recovery = (hooks, policy, recovery, bare, meter)
-        return recovery, bare, meter
+        found = (recovery, bare, meter_of(recovery.objects))
+        self._recovery = (hooks, policy, found)
+        return found
 
     async def list_tools(self) -> None:
         """The agent's own tools and its toolsets' now; a toolset that fails is left out, with a warning."""

@@ -5,7 +5,7 @@ the resume and pause steps around them. `adk.agents.steps.Driver` drives them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from adk.agents.model_call import call_model
@@ -212,11 +212,16 @@ class LlmSteps:
     def _results(self, results: list[Event]) -> list[Event]:
         """A batch of tool results; what follows it is decided here, and happens in the next step."""
         turn = self.turn
-        for result in results:
-            turn.extend(c.message for c in result.choices if c.message is not None)
+        waits = False  # a call waits for a person or a result: the run pauses after them
+        for result in results:  # loops, not a generator made per result
+            for choice in result.choices:
+                if choice.message is not None:
+                    turn.append(choice.message)
+            if result.long_running_tool_ids:
+                waits = True
         # Marks the results of completed transfers, before anything is stored: a resumed run goes by it.
         target = transferred(self.ctx.invocation, results) if self.agent._transfer is not None else None
-        if _waits(results):  # a call waits for a person or a result: the run pauses after them
+        if waits:
             self.coming = LlmSteps._pause
         elif target is not None:
             self.target = target
@@ -246,8 +251,3 @@ def _distinct(message: Message) -> Message:
         seen.add(new)
         calls.append(call if new == call.id else dataclasses.replace(call, id=new))
     return dataclasses.replace(message, tool_calls=tuple(calls))
-
-
-def _waits(results: Iterable[Event]) -> bool:
-    """Whether any of a batch's results is a call left waiting."""
-    return any(r.long_running_tool_ids for r in results)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
+from types import AsyncGeneratorType
 from typing import TYPE_CHECKING, assert_never
 
 from adk.agents.checkpoints import checkpoints
@@ -99,20 +100,21 @@ async def attempt(
         request = held.request
     complete: LlmResponse | None = None
     stream: AsyncIterator[LlmResponse] | None = None
-    handed = False
     try:  # a `generate` that raises before it returns a stream fails the attempt as any error does
         stream = model.generate(request) if made is None else made.generate(model, request, limit)
         async for chunk in stream:
             if chunk.is_partial:
-                handed = True
-                return Opened(stream, chunk, complete, held)
+                opened, stream = stream, None  # the caller goes on with it, and closes it
+                return Opened(opened, chunk, complete, held)
             complete = chunk
+        if type(stream) is AsyncGeneratorType:  # it ran to its end: closing it would do nothing
+            stream = None
     except Exception:
         if held is not None and complete is None:  # failed before any output: nothing was charged
             await held.release()
         raise
     finally:  # close_stream(stream) inlined: a coroutine less per call
-        aclose = None if handed or stream is None else getattr(stream, "aclose", None)
+        aclose = None if stream is None else getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
     if held is not None and (decisions := await held.settle(complete)):

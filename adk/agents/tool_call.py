@@ -154,7 +154,7 @@ async def call_tool(
         info = ErrorInfo.of(e, where(e) or f"tool:{name}")
     finally:
         current_tool_call_var.reset(token)
-    event = new_event(ctx.invocation_id, agent.name, ObjectType.TOOL_RESPONSE, ctx.branch)
+    event = new_event(ctx.invocation.invocation_id, agent.name, ObjectType.TOOL_RESPONSE, ctx.branch)
     event.choices = [new_choice(Message.tool(content, tool_call_id=call.id, name=name))]
     event.error = info
     decisions = attempts.decisions
