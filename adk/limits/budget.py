@@ -80,10 +80,14 @@ class Budget:
         self._bounded = any(cap is not None for cap in self._caps)
         self._lines = tuple((name, self.warn_at * cap) for name, cap in self.limits.items())
         """Where each limit's warning is due."""
-        self._quiet = tuple(self.warn_at * cap if cap is not None else math.inf for cap in self._caps)
-        """The warning lines of `_ROOM`'s limits (inf: none): below them all, a settlement warns of
-        nothing, unless the budget caps tools."""
-        self._tools_capped = any(name not in _ROOM for name in self.limits)
+        tools_capped = any(name not in _ROOM for name in self.limits)
+        self.quiet_lines = tuple(
+            -math.inf if tools_capped else math.inf if cap is None else self.warn_at * cap
+            for cap in self._caps
+        )
+        """The warning lines of `_ROOM`'s limits, in its order (inf: none): a settlement below them
+        all warns of nothing (`Reservation.settle`). When the budget caps tools they are -inf:
+        every settlement checks every limit."""
         self._by = decided_by(self, "after_model")
         """Who the warnings are by: they go on the call's event as its attempt is settled, which
         is after the model answered (the name `after_model` keeps the decision's meaning)."""
@@ -106,9 +110,14 @@ class Budget:
             self._unpriced(use, model)
         tokens = self._room(use, price, prompt, request.max_tokens) if self._bounded else request.max_tokens
         reserved = Reservation(
-            self, invocation, use, model, with_max_tokens(request, tokens), (prompt, tokens or 0), price
+            self, invocation, use, model, with_max_tokens(request, tokens), prompt, tokens, price
         )
-        reserved.charge()
+        # the reservation taken: the run's use, written out
+        use.model_calls += 1.0
+        use.input_tokens += prompt
+        use.output_tokens += reserved.tokens
+        use.total_tokens += prompt + reserved.tokens
+        use.usd += reserved.usd
         return reserved
 
     async def _reserve_stored(
@@ -123,7 +132,7 @@ class Budget:
                 self._unpriced(used, model)
             tokens = self._room(used, price, prompt, request.max_tokens)
             sent = with_max_tokens(request, tokens)
-            reserved = Reservation(self, invocation, use, model, sent, (prompt, tokens or 0), price)
+            reserved = Reservation(self, invocation, use, model, sent, prompt, tokens, price)
             if (over := await self.reserve(invocation, reserved.amounts())) is None:
                 return reserved
             lost = over
@@ -221,8 +230,11 @@ class Budget:
             room, binding = -1.0, "input_tokens"  # the prompt alone crosses it
         if output is not None and (out := output - used.output_tokens) < room:
             room, binding = out, "output_tokens"
-        if usd is not None and (out := _usd_room(usd - used.usd, price, prompt)) < room:
-            room, binding = out, "usd"
+        if usd is not None and price is not None:  # without a price, USD bounds no token
+            left = usd - used.usd - prompt * price[0]  # after the prompt: output tokens at price[1]
+            out = left / price[1] if price[1] else math.inf if left >= 0 else -1.0
+            if out < room:
+                room, binding = out, "usd"
         if calls is not None and calls - used.model_calls < 1 and room > -1.0:
             room, binding = -1.0, "model_calls"
         if room < 1:
@@ -251,17 +263,6 @@ class Budget:
         allowed = self.limits.get(limit, 0.0)
         return BudgetExceededError(self.name, limit, allowed, used.get(limit))
 
-    def quiet(self, used: RunUse) -> bool:
-        """Whether `used` is below every warning line (as nearly every settlement is)."""
-        total, inputs, output, usd, calls = self._quiet
-        return not self._tools_capped and (
-            used.total_tokens < total
-            and used.input_tokens < inputs
-            and used.output_tokens < output
-            and used.usd < usd
-            and used.model_calls < calls
-        )
-
     def warnings(self, model: str, used: RunUse, run: RunUse) -> list[BudgetWarning]:
         """A warning for each limit of which `warn_at` is `used`, once per limit and `run`."""
         notes: list[BudgetWarning] = []
@@ -275,13 +276,3 @@ class Budget:
         """A `BudgetWarning` on `limit`, by this budget, about a call of `model`."""
         allowed = self.limits.get(limit, 0.0)
         return BudgetWarning(self._by, f"model:{model}", self.name, limit, allowed, used.get(limit), note)
-
-
-def _usd_room(left: float, price: tuple[float, float] | None, prompt: int) -> float:
-    """How many output tokens the USD left affords after the prompt (unbounded without a price)."""
-    if price is None or left == math.inf:
-        return math.inf
-    rest = left - prompt * price[0]
-    if price[1] == 0:
-        return math.inf if rest >= 0 else -1.0
-    return rest / price[1]
