@@ -17,7 +17,6 @@ __all__ = [
     "Model",
     "estimate_tokens",
     "new_request",
-    "output_cap",
     "tool_chars",
     "with_max_tokens",
 ]
@@ -138,13 +137,6 @@ def with_max_tokens(request: LlmRequest, max_tokens: int | None) -> LlmRequest:
     sent.response_format = request.response_format
     sent.usage_anchor = request.usage_anchor
     return sent
-
-
-def output_cap(model: object) -> int | None:
-    """The most a call of `model` produces when its request sets no `max_tokens`, if the model
-    says (an optional `max_tokens` attribute, as `OpenAIModel(max_tokens=)` sets)."""
-    cap = getattr(model, "max_tokens", None)
-    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
 @runtime_checkable
