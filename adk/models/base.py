@@ -69,14 +69,14 @@ def estimate_tokens(
 ) -> int:
     """The character rule's count of `messages`, an `instruction` and `tools`' declarations: their
     characters over `CHARS_PER_TOKEN`, rounded up, plus `MESSAGE_TOKENS` a message."""
-    chars = len(instruction)
+    chars = len(instruction) + (tools.chars if type(tools) is Declared else tool_chars(tools))
     for message in messages:
         chars += len(message.content)
-        for call in message.tool_calls:
-            chars += len(call.function.name) + len(call.function.arguments)
-    chars += tools.chars if type(tools) is Declared else tool_chars(tools)
-    count = len(messages) + (1 if instruction else 0)
-    return -(-chars // CHARS_PER_TOKEN) + MESSAGE_TOKENS * count
+        if message.tool_calls:  # most messages have none: no iterator made for them
+            for call in message.tool_calls:
+                chars += len(call.function.name) + len(call.function.arguments)
+    count = len(messages) + 1 if instruction else len(messages)
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + MESSAGE_TOKENS * count
 
 
 def tool_chars(tools: Iterable[ToolDeclaration]) -> int:
