@@ -68,6 +68,7 @@ class Budget:
         """The limits set, by name (`tool:<name>` per tool); USD as given."""
         self.prices = check_prices(prices)
         """Per model: USD per input token, per output token."""
+        self._priced = bool(self.prices)
         check_options(scope, unknown_model, warn_at, store)
         self.unknown_model = unknown_model
         self.scope = scope
@@ -116,7 +117,6 @@ class Budget:
         use.model_calls += 1.0
         use.input_tokens += prompt
         use.output_tokens += reserved.tokens
-        use.total_tokens += prompt + reserved.tokens
         use.usd += reserved.usd
         return reserved
 
@@ -173,7 +173,7 @@ class Budget:
     def _use(self, invocation: Invocation) -> RunUse:
         use = invocation.get_state(self._key)
         if use is None:
-            use = RunUse(bool(self.prices))
+            use = RunUse(self._priced)
             invocation.set_state(self._key, use)
         return use  # type: ignore[no-any-return]  # only this budget sets its key
 
@@ -224,7 +224,7 @@ class Budget:
         room, binding = math.inf if asked is None else float(asked), "max_tokens"
         total, inputs, output, usd, calls = self._caps
         # written out, limit by limit in `_ROOM`'s order: a loop costs twice as much
-        if total is not None and (out := total - used.total_tokens - prompt) < room:
+        if total is not None and (out := total - used.input_tokens - used.output_tokens - prompt) < room:
             room, binding = out, "total_tokens"
         if inputs is not None and inputs - used.input_tokens < prompt and room > -1.0:
             room, binding = -1.0, "input_tokens"  # the prompt alone crosses it

@@ -93,17 +93,16 @@ class Reservation:
         if usage is None:  # fail closed: the reservation stays spent
             note = budget.note(self.model, "output_tokens", UNREPORTED, use)
             return [note, *budget.warnings(self.model, use, use)]
-        # the run's use, written out: the reservation added to each of these
+        # the run's use, written out: the reservation added to each of these (total: their sum)
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         use.input_tokens += prompt - self.prompt
         use.output_tokens += completion - self.tokens
-        use.total_tokens += prompt + completion - self.prompt - self.tokens
         price = self.price
         if price is not None:
             use.usd += prompt * price[0] + completion * price[1] - self.usd
         total, inputs, output, usd, calls = budget.quiet_lines
         if (
-            use.total_tokens < total
+            use.input_tokens + use.output_tokens < total
             and use.input_tokens < inputs
             and use.output_tokens < output
             and use.usd < usd
