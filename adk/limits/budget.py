@@ -105,7 +105,7 @@ class Budget:
         if self.store is not None:
             return await self._reserve_stored(invocation, use, model, request)
         # the run's use: checked and taken without an await between (parallel branches)
-        prompt = request.estimated_tokens
+        prompt = float(request.estimated_tokens)  # a float: no int to convert in each sum below
         price = self.prices.get(model)
         if price is None:
             self._unpriced(use, model)
@@ -217,7 +217,7 @@ class Budget:
             await self.store.adjust_budget(self._scope_key(invocation), amounts)
 
     def _room(
-        self, used: RunUse, price: tuple[float, float] | None, prompt: int, asked: int | None
+        self, used: RunUse, price: tuple[float, float] | None, prompt: float, asked: int | None
     ) -> int | None:
         """The `max_tokens` a call may have (None: unbounded): what the request asks, lowered to
         what each limit has left; a `BudgetExceededError` when not one token is left."""
@@ -232,12 +232,12 @@ class Budget:
             room, binding = out, "output_tokens"
         if usd is not None and price is not None:  # without a price, USD bounds no token
             left = usd - used.usd - prompt * price[0]  # after the prompt: output tokens at price[1]
-            out = left / price[1] if price[1] else math.inf if left >= 0 else -1.0
+            out = left / price[1] if price[1] else math.inf if left >= 0.0 else -1.0
             if out < room:
                 room, binding = out, "usd"
-        if calls is not None and calls - used.model_calls < 1 and room > -1.0:
+        if calls is not None and calls - used.model_calls < 1.0 and room > -1.0:
             room, binding = -1.0, "model_calls"
-        if room < 1:
+        if room < 1.0:
             raise self._refusal(used, binding)
         return None if room == math.inf else math.floor(room)
 

@@ -38,7 +38,7 @@ class Reservation:
         use: RunUse,
         model: str,
         request: LlmRequest,
-        prompt: int,
+        prompt: float,
         tokens: int | None,
         price: tuple[float, float] | None,
     ) -> None:
