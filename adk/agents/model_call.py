@@ -29,7 +29,7 @@ from adk.context import AgentContext, Invocation, ModelContext
 from adk.errors import CallbackError, ResponseRejected, StreamInterruptedError, locate
 from adk.events import Event, LlmResponse
 from adk.limits.timeouts import model_bounded
-from adk.models.base import LlmRequest, Model, output_cap, with_max_tokens
+from adk.models.base import LlmRequest, Model, with_max_tokens
 from adk.recovery import Attempts, recover, sleep
 from adk.recovery.attempts import judging
 
@@ -94,8 +94,9 @@ async def attempt(
         return await model_bounded(bounded, model.name, limit)
     held: MeteredAttempt | None = None
     if meter is not None:  # a refusal fails the attempt: on_model_error sees it
-        if request.max_tokens is None and (cap := output_cap(model)) is not None:
-            request = with_max_tokens(request, cap)  # the model's own: the meter bounds it, never raises it
+        cap = getattr(model, "max_tokens", None) if request.max_tokens is None else None
+        if type(cap) is int and cap > 0:  # the model's own, a count (no bool): bounded, never raised
+            request = with_max_tokens(request, cap)
         held = await meter.reserve_attempt(invocation, request.model or model.name, request)
         request = held.request
     complete: LlmResponse | None = None

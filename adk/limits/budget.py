@@ -68,6 +68,7 @@ class Budget:
         """The limits set, by name (`tool:<name>` per tool); USD as given."""
         self.prices = check_prices(prices)
         """Per model: USD per input token, per output token."""
+        self._priced = bool(self.prices)
         check_options(scope, unknown_model, warn_at, store)
         self.unknown_model = unknown_model
         self.scope = scope
@@ -80,10 +81,14 @@ class Budget:
         self._bounded = any(cap is not None for cap in self._caps)
         self._lines = tuple((name, self.warn_at * cap) for name, cap in self.limits.items())
         """Where each limit's warning is due."""
-        self._quiet = tuple(self.warn_at * cap if cap is not None else math.inf for cap in self._caps)
-        """The warning lines of `_ROOM`'s limits (inf: none): below them all, a settlement warns of
-        nothing, unless the budget caps tools."""
-        self._tools_capped = any(name not in _ROOM for name in self.limits)
+        tools_capped = any(name not in _ROOM for name in self.limits)
+        self.quiet_lines = tuple(
+            -math.inf if tools_capped else math.inf if cap is None else self.warn_at * cap
+            for cap in self._caps
+        )
+        """The warning lines of `_ROOM`'s limits, in its order (inf: none): a settlement below them
+        all warns of nothing (`Reservation.settle`). When the budget caps tools they are -inf:
+        every settlement checks every limit."""
         self._by = decided_by(self, "after_model")
         """Who the warnings are by: they go on the call's event as its attempt is settled, which
         is after the model answered (the name `after_model` keeps the decision's meaning)."""
@@ -100,15 +105,19 @@ class Budget:
         if self.store is not None:
             return await self._reserve_stored(invocation, use, model, request)
         # the run's use: checked and taken without an await between (parallel branches)
-        prompt = request.estimated_tokens
+        prompt = float(request.estimated_tokens)  # a float: no int to convert in each sum below
         price = self.prices.get(model)
         if price is None:
             self._unpriced(use, model)
         tokens = self._room(use, price, prompt, request.max_tokens) if self._bounded else request.max_tokens
         reserved = Reservation(
-            self, invocation, use, model, with_max_tokens(request, tokens), (prompt, tokens or 0), price
+            self, invocation, use, model, with_max_tokens(request, tokens), prompt, tokens, price
         )
-        reserved.charge()
+        # the reservation taken: the run's use, written out
+        use.model_calls += 1.0
+        use.input_tokens += prompt
+        use.output_tokens += reserved.tokens
+        use.usd += reserved.usd
         return reserved
 
     async def _reserve_stored(
@@ -123,7 +132,7 @@ class Budget:
                 self._unpriced(used, model)
             tokens = self._room(used, price, prompt, request.max_tokens)
             sent = with_max_tokens(request, tokens)
-            reserved = Reservation(self, invocation, use, model, sent, (prompt, tokens or 0), price)
+            reserved = Reservation(self, invocation, use, model, sent, prompt, tokens, price)
             if (over := await self.reserve(invocation, reserved.amounts())) is None:
                 return reserved
             lost = over
@@ -164,7 +173,7 @@ class Budget:
     def _use(self, invocation: Invocation) -> RunUse:
         use = invocation.get_state(self._key)
         if use is None:
-            use = RunUse(bool(self.prices))
+            use = RunUse(self._priced)
             invocation.set_state(self._key, use)
         return use  # type: ignore[no-any-return]  # only this budget sets its key
 
@@ -208,24 +217,27 @@ class Budget:
             await self.store.adjust_budget(self._scope_key(invocation), amounts)
 
     def _room(
-        self, used: RunUse, price: tuple[float, float] | None, prompt: int, asked: int | None
+        self, used: RunUse, price: tuple[float, float] | None, prompt: float, asked: int | None
     ) -> int | None:
         """The `max_tokens` a call may have (None: unbounded): what the request asks, lowered to
         what each limit has left; a `BudgetExceededError` when not one token is left."""
         room, binding = math.inf if asked is None else float(asked), "max_tokens"
         total, inputs, output, usd, calls = self._caps
         # written out, limit by limit in `_ROOM`'s order: a loop costs twice as much
-        if total is not None and (out := total - used.total_tokens - prompt) < room:
+        if total is not None and (out := total - used.input_tokens - used.output_tokens - prompt) < room:
             room, binding = out, "total_tokens"
         if inputs is not None and inputs - used.input_tokens < prompt and room > -1.0:
             room, binding = -1.0, "input_tokens"  # the prompt alone crosses it
         if output is not None and (out := output - used.output_tokens) < room:
             room, binding = out, "output_tokens"
-        if usd is not None and (out := _usd_room(usd - used.usd, price, prompt)) < room:
-            room, binding = out, "usd"
-        if calls is not None and calls - used.model_calls < 1 and room > -1.0:
+        if usd is not None and price is not None:  # without a price, USD bounds no token
+            left = usd - used.usd - prompt * price[0]  # after the prompt: output tokens at price[1]
+            out = left / price[1] if price[1] else math.inf if left >= 0.0 else -1.0
+            if out < room:
+                room, binding = out, "usd"
+        if calls is not None and calls - used.model_calls < 1.0 and room > -1.0:
             room, binding = -1.0, "model_calls"
-        if room < 1:
+        if room < 1.0:
             raise self._refusal(used, binding)
         return None if room == math.inf else math.floor(room)
 
@@ -251,17 +263,6 @@ class Budget:
         allowed = self.limits.get(limit, 0.0)
         return BudgetExceededError(self.name, limit, allowed, used.get(limit))
 
-    def quiet(self, used: RunUse) -> bool:
-        """Whether `used` is below every warning line (as nearly every settlement is)."""
-        total, inputs, output, usd, calls = self._quiet
-        return not self._tools_capped and (
-            used.total_tokens < total
-            and used.input_tokens < inputs
-            and used.output_tokens < output
-            and used.usd < usd
-            and used.model_calls < calls
-        )
-
     def warnings(self, model: str, used: RunUse, run: RunUse) -> list[BudgetWarning]:
         """A warning for each limit of which `warn_at` is `used`, once per limit and `run`."""
         notes: list[BudgetWarning] = []
@@ -275,13 +276,3 @@ class Budget:
         """A `BudgetWarning` on `limit`, by this budget, about a call of `model`."""
         allowed = self.limits.get(limit, 0.0)
         return BudgetWarning(self._by, f"model:{model}", self.name, limit, allowed, used.get(limit), note)
-
-
-def _usd_room(left: float, price: tuple[float, float] | None, prompt: int) -> float:
-    """How many output tokens the USD left affords after the prompt (unbounded without a price)."""
-    if price is None or left == math.inf:
-        return math.inf
-    rest = left - prompt * price[0]
-    if price[1] == 0:
-        return math.inf if rest >= 0 else -1.0
-    return rest / price[1]

@@ -14,14 +14,15 @@ from adk.sessions.budgets import crossed
 
 __all__ = ["RunUse"]
 
-_MODEL = frozenset(("model_calls", "input_tokens", "output_tokens", "total_tokens", "usd"))
-"""The limits a model call adds to: `RunUse`'s attributes."""
+_MODEL = frozenset(("model_calls", "input_tokens", "output_tokens", "usd"))
+"""The limits a model call adds to that are `RunUse`'s attributes; `total_tokens` is derived."""
 
 
 class RunUse:
     """Spent plus reserved, per limit: the model calls' as attributes, the tool calls' in `tools`;
-    `usd` is shown (`as_dict`) only when the budget has prices. `warned`: the limits whose
-    warning this run gave."""
+    `usd` is shown (`as_dict`) only when the budget has prices; `total_tokens` is always input
+    plus output (every amount a budget adds keeps it so), one addition less per update.
+    `warned`: the limits whose warning this run gave."""
 
     __slots__ = (
         "input_tokens",
@@ -29,13 +30,12 @@ class RunUse:
         "output_tokens",
         "priced",
         "tools",
-        "total_tokens",
         "usd",
         "warned",
     )
 
     def __init__(self, priced: bool, used: Mapping[str, float] | None = None) -> None:
-        self.model_calls = self.input_tokens = self.output_tokens = self.total_tokens = self.usd = 0.0
+        self.model_calls = self.input_tokens = self.output_tokens = self.usd = 0.0
         self.priced = priced
         self.tools: dict[str, float] | None = None
         """The tool calls' counts, once there is one."""
@@ -43,9 +43,14 @@ class RunUse:
         if used:
             self.add(used)
 
+    @property
+    def total_tokens(self) -> float:
+        """The input tokens plus the output tokens."""
+        return self.input_tokens + self.output_tokens
+
     def get(self, name: str) -> float:
         """The use of the limit `name`."""
-        if name in _MODEL:
+        if name in _MODEL or name == "total_tokens":
             value: float = getattr(self, name)
             return value
         return 0.0 if self.tools is None else self.tools.get(name, 0.0)
@@ -69,7 +74,7 @@ class RunUse:
         for name, amount in amounts.items():
             if name in _MODEL:
                 setattr(self, name, getattr(self, name) + amount)
-            else:
+            elif name != "total_tokens":  # derived: its amount is the input's plus the output's
                 tools = self.tools = self.tools or {}
                 tools[name] = tools.get(name, 0.0) + amount
 

@@ -8,6 +8,7 @@ or reports no usage keeps it (fail closed: the provider may have charged it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from adk.callbacks.decisions import BudgetWarning
@@ -37,7 +38,8 @@ class Reservation:
         use: RunUse,
         model: str,
         request: LlmRequest,
-        counts: tuple[int, int],
+        prompt: float,
+        tokens: int | None,
         price: tuple[float, float] | None,
     ) -> None:
         self.budget = budget
@@ -46,9 +48,11 @@ class Reservation:
         """This run's use (a stored scope's reservations are added to it too)."""
         self.model = model
         self.request = request
-        self.prompt, self.tokens = counts
+        self.prompt = prompt
+        self.tokens = tokens or 0
+        """The output tokens reserved (0 for an unbounded call: it is settled to what it used)."""
         self.price = price
-        self.usd = 0.0 if price is None else self.prompt * price[0] + self.tokens * price[1]
+        self.usd = 0.0 if price is None else prompt * price[0] + self.tokens * price[1]
 
     def amounts(self, sign: float = 1.0) -> dict[str, float]:
         """The reservation by limit name (negated with `sign=-1`: a release)."""
@@ -62,16 +66,6 @@ class Reservation:
         if self.price is not None:
             amounts["usd"] = sign * self.usd
         return amounts
-
-    def charge(self) -> None:
-        """Add the reservation to the run's use (for a run's own budget, with no coroutine run
-        between the check and this update: parallel branches reserve exactly)."""
-        use, prompt, tokens = self.use, self.prompt, self.tokens
-        use.model_calls += 1.0
-        use.input_tokens += prompt
-        use.output_tokens += tokens
-        use.total_tokens += prompt + tokens
-        use.usd += self.usd
 
     def overage(self, response: LlmResponse) -> dict[str, float] | None:
         """What the attempt used beyond (or, negative, short of) what it reserved; None when the
@@ -90,7 +84,7 @@ class Reservation:
             overage["usd"] = prompt * price[0] + completion * price[1] - self.usd
         return overage
 
-    async def settle(self, response: LlmResponse | None) -> list[BudgetWarning]:
+    async def settle(self, response: LlmResponse | None) -> Sequence[BudgetWarning]:
         """Settle to `response`'s usage; the warnings it gives (and a note if there was none)."""
         budget, use = self.budget, self.use
         if budget.store is not None:
@@ -99,15 +93,23 @@ class Reservation:
         if usage is None:  # fail closed: the reservation stays spent
             note = budget.note(self.model, "output_tokens", UNREPORTED, use)
             return [note, *budget.warnings(self.model, use, use)]
-        # the run's use, written out: the reservation added to each of these
+        # the run's use, written out: the reservation added to each of these (total: their sum)
         prompt, completion = usage.prompt_tokens, usage.completion_tokens
         use.input_tokens += prompt - self.prompt
         use.output_tokens += completion - self.tokens
-        use.total_tokens += prompt + completion - self.prompt - self.tokens
         price = self.price
         if price is not None:
             use.usd += prompt * price[0] + completion * price[1] - self.usd
-        return [] if budget.quiet(use) else budget.warnings(self.model, use, use)
+        total, inputs, output, usd, calls = budget.quiet_lines
+        if (
+            use.input_tokens + use.output_tokens < total
+            and use.input_tokens < inputs
+            and use.output_tokens < output
+            and use.usd < usd
+            and use.model_calls < calls
+        ):
+            return ()  # below every warning line, as nearly every settlement is
+        return budget.warnings(self.model, use, use)
 
     async def _settle_stored(self, response: LlmResponse | None) -> list[BudgetWarning]:
         budget, invocation = self.budget, self.invocation

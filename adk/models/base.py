@@ -17,7 +17,6 @@ __all__ = [
     "Model",
     "estimate_tokens",
     "new_request",
-    "output_cap",
     "tool_chars",
     "with_max_tokens",
 ]
@@ -70,14 +69,14 @@ def estimate_tokens(
 ) -> int:
     """The character rule's count of `messages`, an `instruction` and `tools`' declarations: their
     characters over `CHARS_PER_TOKEN`, rounded up, plus `MESSAGE_TOKENS` a message."""
-    chars = len(instruction)
+    chars = len(instruction) + (tools.chars if type(tools) is Declared else tool_chars(tools))
     for message in messages:
         chars += len(message.content)
-        for call in message.tool_calls:
-            chars += len(call.function.name) + len(call.function.arguments)
-    chars += tools.chars if type(tools) is Declared else tool_chars(tools)
-    count = len(messages) + (1 if instruction else 0)
-    return -(-chars // CHARS_PER_TOKEN) + MESSAGE_TOKENS * count
+        if message.tool_calls:  # most messages have none: no iterator made for them
+            for call in message.tool_calls:
+                chars += len(call.function.name) + len(call.function.arguments)
+    count = len(messages) + 1 if instruction else len(messages)
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + MESSAGE_TOKENS * count
 
 
 def tool_chars(tools: Iterable[ToolDeclaration]) -> int:
@@ -138,13 +137,6 @@ def with_max_tokens(request: LlmRequest, max_tokens: int | None) -> LlmRequest:
     sent.response_format = request.response_format
     sent.usage_anchor = request.usage_anchor
     return sent
-
-
-def output_cap(model: object) -> int | None:
-    """The most a call of `model` produces when its request sets no `max_tokens`, if the model
-    says (an optional `max_tokens` attribute, as `OpenAIModel(max_tokens=)` sets)."""
-    cap = getattr(model, "max_tokens", None)
-    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
 @runtime_checkable
