@@ -226,15 +226,15 @@ class HookedSteps:
         ends, and the run is over), or the state its callbacks changed."""
         agent = self.agent
         match answer:
+            case Cont(ctx=passed):
+                self.ctx = passed
+                # state._delta: has_delta without a property call, as the runner reads it
+                return [agent._state_event(passed)] if passed.invocation.state._delta else []
             case Halt(value=content):
                 self.over = True
                 self.ctx.invocation.end_invocation()
                 halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{agent.name}")
                 return [agent._final_event(self.ctx, content, (halted,))]
-            case Cont(ctx=passed):
-                self.ctx = passed
-                # state._delta: has_delta without a property call, as the runner reads it
-                return [agent._state_event(passed)] if passed.invocation.state._delta else []
             case unreachable:
                 assert_never(unreachable)
 

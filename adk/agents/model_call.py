@@ -156,11 +156,11 @@ async def call_model(steps: LlmSteps) -> Step:
             answer = await _before_model(impls, mctx, deciders, attempts, ctx)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
             match answer:
+                case Cont(ctx=mctx):
+                    model, request = mctx.model, mctx.request
                 case Halt(value=halted):  # it stands for the call's response
                     attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{model.name}"))
                     return _after(stored, [steps.answered(response_event(agent.name, ctx, halted, attempts))])
-                case Cont(ctx=mctx):
-                    model, request = mctx.model, mctx.request
                 case unreachable:
                     assert_never(unreachable)
     elif steps.meter is not None:  # the meter's decisions (warnings) go on the response

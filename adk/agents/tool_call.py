@@ -314,14 +314,14 @@ def _before_tool(
     call as it would run: as the hooks before the deferring one left it (`held_back`), so that
     approving it approves what runs. The caller awaits the chain itself: a coroutine less a call."""
     match checked:
+        case Cont(ctx=passed):
+            return passed
         case Halt(value=value):
             attempts.decided(Halted(decided_by(deciders[0], "before_tool"), f"tool:{tctx.tool.name}"))
             return value, tctx
         case Defer():
             shown = held_back[0] if held_back else tctx
             return _defer(attempts, shown, decided_by(deciders[0], "before_tool"), checked)
-        case Cont(ctx=passed):
-            return passed
         case unreachable:
             assert_never(unreachable)
 
