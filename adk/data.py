@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-__all__ = ["Data"]
+__all__ = ["Data", "made_on_read"]
 
 _ADAPTERS: dict[type, Any] = {}
 
@@ -60,3 +60,42 @@ class Data:
         """A copy with the fields in `update` changed (not validated); deep copies nested parts."""
         made: Any = copy.deepcopy(self) if deep else self
         return dataclasses.replace(made, **(update or {}))  # type: ignore[no-any-return]
+
+
+class _MadeOnRead:
+    """A slotted dataclass's field whose value is made when the field is first read.
+
+    Its slot holds None until the field is read or set: an object that most instances would
+    hold empty is never made for them, and so never walked by the cyclic collector. Reading
+    gives each instance a value of its own, which a writer may change in place.
+    """
+
+    __slots__ = ("_get", "_make", "_set")
+
+    def __init__(self, slot: Any, make: Callable[[], object]) -> None:
+        self._get = slot.__get__
+        self._set = slot.__set__
+        self._make = make
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = self._get(instance, owner)
+        if value is None:
+            value = self._make()
+            self._set(instance, value)
+        return value
+
+    def __set__(self, instance: object, value: object) -> None:
+        self._set(instance, value)
+
+
+def made_on_read(cls: type, name: str, alias: str, make: Callable[[], object]) -> None:
+    """Make `cls`'s field `name` on its first read (by `make`), when its slot holds None.
+
+    The slot stays readable and settable as `alias`, at a plain slot's cost: code that sets
+    None there, or reads it without making the value, names the alias.
+    """
+    slot = cls.__dict__[name]
+    setattr(cls, alias, slot)
+    setattr(cls, name, _MadeOnRead(slot, make))

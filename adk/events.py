@@ -15,16 +15,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from adk.callbacks.decisions import Decision
-from adk.data import Data
+from adk.data import Data, made_on_read
 from adk.ids import new_id
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "Choice",
@@ -41,6 +39,8 @@ __all__ = [
     "new_choice",
     "new_event",
     "new_id",
+    "state_delta_of",
+    "waiting_ids_of",
 ]
 
 
@@ -339,6 +339,9 @@ class Event(LlmResponse):
     long_running_tool_ids: list[str] = field(default_factory=list)
     decisions: tuple[Decision, ...] = ()
     """What callbacks decided that shaped this event (`adk.callbacks.decisions`), in order."""
+    if TYPE_CHECKING:  # the slots of `actions` and `long_running_tool_ids`: None until made (made_on_read)
+        _actions: EventActions | None = field(init=False)
+        _waiting: list[str] | None = field(init=False)
 
     @classmethod
     def new(cls, invocation_id: str, author: str, **fields: Any) -> Event:
@@ -475,9 +478,23 @@ def _own(event: Event, invocation_id: str, author: str, branch: str) -> None:
     event.author = author
     event.timestamp = time.time()
     event.branch = branch
-    actions = event.actions = _new(EventActions)
-    actions.state_delta = {}
-    actions.transfer_to_agent = None
-    actions.escalate = False
-    event.long_running_tool_ids = []
+    event._actions = None  # made when first read
+    event._waiting = None
     event.decisions = ()
+
+
+made_on_read(Event, "actions", "_actions", EventActions)
+made_on_read(Event, "long_running_tool_ids", "_waiting", list)
+_NO_DELTA: Mapping[str, Any] = MappingProxyType({})
+
+
+def state_delta_of(event: Event) -> Mapping[str, Any]:
+    """`event.actions.state_delta`, without making an event's empty actions (a store reads every event's)."""
+    actions = event._actions
+    return _NO_DELTA if actions is None else actions.state_delta
+
+
+def waiting_ids_of(event: Event) -> Sequence[str]:
+    """`event.long_running_tool_ids`, without making an event's empty list."""
+    waiting = event._waiting
+    return () if waiting is None else waiting

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from adk.errors import SessionBusyError, StaleSessionError, UnconfirmedAppendError
-from adk.events import Event, Message, ObjectType
+from adk.events import Event, Message, ObjectType, state_delta_of
 
 __all__ = [
     "APP_PREFIX",
@@ -278,7 +278,7 @@ def apply_event(session: Session, event: Event) -> None:
 
     The state dict is changed in place, since contexts hold a reference to it.
     """
-    delta = event.actions.state_delta
+    delta = state_delta_of(event)
     if delta:
         apply_state_delta(session.state, delta)
     session.events.append(event)

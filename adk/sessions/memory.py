@@ -6,7 +6,7 @@ import math
 import time
 from typing import Any
 
-from adk.events import Event
+from adk.events import Event, state_delta_of
 from adk.sessions.base import (
     Session,
     apply_event,
@@ -81,7 +81,7 @@ class InMemorySessionService(MemoryBudgets):
         held = self._leases.get(key)
         if held is not None and held[0] != session.lease and held[1] > time.monotonic():
             raise busy(*key)
-        delta = event.actions.state_delta
+        delta = state_delta_of(event)
         if delta:
             scoped = split_delta(delta)
             if scoped.user or scoped.app:
