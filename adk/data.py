@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import operator
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -62,40 +63,23 @@ class Data:
         return dataclasses.replace(made, **(update or {}))  # type: ignore[no-any-return]
 
 
-class _MadeOnRead:
-    """A slotted dataclass's field whose value is made when the field is first read.
-
-    Its slot holds None until the field is read or set: an object that most instances would
-    hold empty is never made for them, and so never walked by the cyclic collector. Reading
-    gives each instance a value of its own, which a writer may change in place.
-    """
-
-    __slots__ = ("_get", "_make", "_set")
-
-    def __init__(self, slot: Any, make: Callable[[], object]) -> None:
-        self._get = slot.__get__
-        self._set = slot.__set__
-        self._make = make
-
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        if instance is None:
-            return self
-        value = self._get(instance, owner)
-        if value is None:
-            value = self._make()
-            self._set(instance, value)
-        return value
-
-    def __set__(self, instance: object, value: object) -> None:
-        self._set(instance, value)
-
-
 def made_on_read(cls: type, name: str, alias: str, make: Callable[[], object]) -> None:
     """Make `cls`'s field `name` on its first read (by `make`), when its slot holds None.
 
-    The slot stays readable and settable as `alias`, at a plain slot's cost: code that sets
-    None there, or reads it without making the value, names the alias.
+    An object that most instances would hold empty is then never made for them, and so never
+    walked by the cyclic collector; reading gives each instance a value of its own, which a
+    writer may change in place. The slot stays readable and settable as `alias`, at a plain
+    slot's cost: code that sets None there, or reads it without making the value, names it.
     """
     slot = cls.__dict__[name]
+    read, write = operator.attrgetter(alias), slot.__set__
+
+    def made(instance: object) -> Any:
+        value = read(instance)
+        if value is None:
+            value = make()
+            write(instance, value)
+        return value
+
     setattr(cls, alias, slot)
-    setattr(cls, name, _MadeOnRead(slot, make))
+    setattr(cls, name, property(made, write, doc=getattr(slot, "__doc__", None)))

@@ -15,9 +15,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from adk.callbacks.decisions import Decision
@@ -36,10 +35,10 @@ __all__ = [
     "ToolCall",
     "ToolDeclaration",
     "Usage",
+    "actions_of",
     "new_choice",
     "new_event",
     "new_id",
-    "state_delta_of",
     "waiting_ids_of",
 ]
 
@@ -362,7 +361,8 @@ class Event(LlmResponse):
                 actions=EventActions(state_delta=delta),
             )
         event = new_event(invocation_id, author, ObjectType.STATE_UPDATE, branch)
-        event.actions.state_delta = delta
+        actions = event._actions = _new(EventActions)
+        actions.state_delta, actions.transfer_to_agent, actions.escalate = delta, None, False
         return event
 
     @classmethod
@@ -485,13 +485,11 @@ def _own(event: Event, invocation_id: str, author: str, branch: str) -> None:
 
 made_on_read(Event, "actions", "_actions", EventActions)
 made_on_read(Event, "long_running_tool_ids", "_waiting", list)
-_NO_DELTA: Mapping[str, Any] = MappingProxyType({})
 
 
-def state_delta_of(event: Event) -> Mapping[str, Any]:
-    """`event.actions.state_delta`, without making an event's empty actions (a store reads every event's)."""
-    actions = event._actions
-    return _NO_DELTA if actions is None else actions.state_delta
+def actions_of(event: Event) -> EventActions | None:
+    """`event.actions` if they were made (read or set), else None: for code that reads every event's."""
+    return event._actions
 
 
 def waiting_ids_of(event: Event) -> Sequence[str]:
