@@ -82,4 +82,4 @@ def made_on_read(cls: type, name: str, alias: str, make: Callable[[], object]) -
         return value
 
     setattr(cls, alias, slot)
-    setattr(cls, name, property(made, write, doc=getattr(slot, "__doc__", None)))
+    setattr(cls, name, property(made, write, slot.__delete__))
