@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-__all__ = ["Data"]
+__all__ = ["Data", "made_on_read"]
 
 _ADAPTERS: dict[type, Any] = {}
 
@@ -60,3 +61,25 @@ class Data:
         """A copy with the fields in `update` changed (not validated); deep copies nested parts."""
         made: Any = copy.deepcopy(self) if deep else self
         return dataclasses.replace(made, **(update or {}))  # type: ignore[no-any-return]
+
+
+def made_on_read(cls: type, name: str, alias: str, make: Callable[[], object]) -> None:
+    """Make `cls`'s field `name` on its first read (by `make`), when its slot holds None.
+
+    An object that most instances would hold empty is then never made for them, and so never
+    walked by the cyclic collector; reading gives each instance a value of its own, which a
+    writer may change in place. The slot stays readable and settable as `alias`, at a plain
+    slot's cost: code that sets None there, or reads it without making the value, names it.
+    """
+    slot = cls.__dict__[name]
+    read, write = operator.attrgetter(alias), slot.__set__
+
+    def made(instance: object) -> Any:
+        value = read(instance)
+        if value is None:
+            value = make()
+            write(instance, value)
+        return value
+
+    setattr(cls, alias, slot)
+    setattr(cls, name, property(made, write, slot.__delete__))

@@ -20,11 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from adk.callbacks.decisions import Decision
-from adk.data import Data
+from adk.data import Data, made_on_read
 from adk.ids import new_id
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "Choice",
@@ -38,9 +35,11 @@ __all__ = [
     "ToolCall",
     "ToolDeclaration",
     "Usage",
+    "actions_of",
     "new_choice",
     "new_event",
     "new_id",
+    "waiting_ids_of",
 ]
 
 
@@ -339,6 +338,9 @@ class Event(LlmResponse):
     long_running_tool_ids: list[str] = field(default_factory=list)
     decisions: tuple[Decision, ...] = ()
     """What callbacks decided that shaped this event (`adk.callbacks.decisions`), in order."""
+    if TYPE_CHECKING:  # the slots of `actions` and `long_running_tool_ids`: None until made (made_on_read)
+        _actions: EventActions | None = field(init=False)
+        _waiting: list[str] | None = field(init=False)
 
     @classmethod
     def new(cls, invocation_id: str, author: str, **fields: Any) -> Event:
@@ -359,7 +361,8 @@ class Event(LlmResponse):
                 actions=EventActions(state_delta=delta),
             )
         event = new_event(invocation_id, author, ObjectType.STATE_UPDATE, branch)
-        event.actions.state_delta = delta
+        actions = event._actions = _new(EventActions)
+        actions.state_delta, actions.transfer_to_agent, actions.escalate = delta, None, False
         return event
 
     @classmethod
@@ -475,9 +478,21 @@ def _own(event: Event, invocation_id: str, author: str, branch: str) -> None:
     event.author = author
     event.timestamp = time.time()
     event.branch = branch
-    actions = event.actions = _new(EventActions)
-    actions.state_delta = {}
-    actions.transfer_to_agent = None
-    actions.escalate = False
-    event.long_running_tool_ids = []
+    event._actions = None  # made when first read
+    event._waiting = None
     event.decisions = ()
+
+
+made_on_read(Event, "actions", "_actions", EventActions)
+made_on_read(Event, "long_running_tool_ids", "_waiting", list)
+
+
+def actions_of(event: Event) -> EventActions | None:
+    """`event.actions` if they were made (read or set), else None: for code that reads every event's."""
+    return event._actions
+
+
+def waiting_ids_of(event: Event) -> Sequence[str]:
+    """`event.long_running_tool_ids`, without making an event's empty list."""
+    waiting = event._waiting
+    return () if waiting is None else waiting

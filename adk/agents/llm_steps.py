@@ -14,7 +14,7 @@ from adk.agents.tool import Relay
 from adk.agents.tool_call import call_tool, call_tools
 from adk.agents.transfer import hand_over, transferred
 from adk.errors import MaxIterationsExceeded
-from adk.events import Event, Message, ToolCall
+from adk.events import Event, Message, ToolCall, waiting_ids_of
 from adk.models.base import LlmRequest, new_request
 from adk.recovery.policy import DEFAULT_POLICY
 
@@ -217,7 +217,7 @@ class LlmSteps:
             for choice in result.choices:
                 if choice.message is not None:
                     turn.append(choice.message)
-            if result.long_running_tool_ids:
+            if waiting_ids_of(result):
                 waits = True
         # Marks the results of completed transfers, before anything is stored: a resumed run goes by it.
         target = transferred(self.ctx.invocation, results) if self.agent._transfer is not None else None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from adk.approvals import Approve, Reply
 from adk.callbacks.decisions import Deferred
-from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall
+from adk.events import Choice, ErrorInfo, Event, Message, ObjectType, ToolCall, actions_of
 
 if TYPE_CHECKING:
     from adk.agents.conditions import Condition
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "completed_transfer",
+    "escalates",
     "finish_calls",
     "handed_over_to",
     "in_line",
@@ -90,7 +91,8 @@ def handed_over_to(ctx: AgentContext) -> str | None:
     last = next(_own_steps(ctx), None)
     if last is None or last.object != ObjectType.AGENT_TRANSFER:
         return None
-    return last.actions.transfer_to_agent
+    actions = actions_of(last)
+    return None if actions is None else actions.transfer_to_agent
 
 
 def completed_transfer(ctx: AgentContext) -> str | None:
@@ -108,7 +110,9 @@ def completed_transfer(ctx: AgentContext) -> str | None:
         message = event.message
         if message is None or message.role != "tool":
             break  # its last response: the results stop there
-        done = event.actions.transfer_to_agent or done  # the first in call order wins
+        actions = actions_of(event)
+        if actions is not None and actions.transfer_to_agent:
+            done = actions.transfer_to_agent  # the first in call order wins
     return done
 
 
@@ -159,7 +163,7 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
         return 0
     before = max((i for i in range(latest) if outside[i]), default=-1)
     first = next(i for i in range(before + 1, latest + 1) if inside[i])
-    if any(e.actions.escalate and inside[i] for i, e in enumerate(events) if i >= first):
+    if any(escalates(e) and inside[i] for i, e in enumerate(events) if i >= first):
         return None
     last = loop.sub_agents[-1]
     ends = [i for i in last.finished_at(ctx.branch, events) if i >= first]
@@ -173,6 +177,12 @@ def loop_iterations_done(ctx: AgentContext, until: Condition | None) -> int | No
     cut = {e.branch for e in events[:start] if _below(ctx.branch, e.branch)}
     handled.update(cut - {e.branch for e in events[start:]})
     return len(ends)
+
+
+def escalates(event: Event) -> bool:
+    """Whether `event` ends a `LoopAgent` (`actions.escalate`), read without making its actions."""
+    actions = actions_of(event)
+    return actions is not None and actions.escalate
 
 
 def spoke(event: Event) -> bool:

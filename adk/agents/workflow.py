@@ -9,7 +9,7 @@ from contextlib import aclosing
 from adk.agents.base import BaseAgent
 from adk.agents.checkpoints import forked, handing
 from adk.agents.conditions import Condition
-from adk.agents.resume import in_line, loop_iterations_done, spoke
+from adk.agents.resume import escalates, in_line, loop_iterations_done, spoke
 from adk.callbacks.protocols import AnyCallback
 from adk.callbacks.registry import Callbacks
 from adk.context import AgentContext
@@ -142,7 +142,7 @@ class LoopAgent(BaseAgent):
                     count, running = 0, -1
                 continue
             running = i
-            if e.actions.escalate or (i in iteration_ends and (count := count + 1) == self.max_iterations):
+            if escalates(e) or (i in iteration_ends and (count := count + 1) == self.max_iterations):
                 finished.append(i)
                 count, running = 0, -1
         return finished
@@ -161,7 +161,7 @@ class LoopAgent(BaseAgent):
                 step: list[Event] = []
                 async with _running(agent, ctx, ctx.branch) as events:
                     async for event in events:
-                        escalated = escalated or event.actions.escalate
+                        escalated = escalated or escalates(event)
                         if until is not None and not event.is_partial:
                             step.append(event)
                         yield event

@@ -12,7 +12,7 @@ from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Deferred
 from adk.callbacks.registry import Callbacks, Hook, HookImpl
 from adk.errors import CallbackError
-from adk.events import ErrorInfo, Event, Message, ObjectType, ToolCall, new_id
+from adk.events import ErrorInfo, Event, Message, ObjectType, ToolCall, actions_of, new_id
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent, Interrupt, RunFinishedOutcome
@@ -331,9 +331,10 @@ class AguiTranslator:
     def _state_delta(self, event: Event, out: list[BaseEvent]) -> None:
         from ag_ui.core import StateDeltaEvent
 
-        delta = event.actions.state_delta
-        if not delta:
+        actions = actions_of(event)
+        if actions is None or not actions.state_delta:
             return
+        delta = actions.state_delta
         ops: list[Any] = []
         keys = self._keys
         for key, value in delta.items():

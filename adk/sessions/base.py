@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from adk.errors import SessionBusyError, StaleSessionError, UnconfirmedAppendError
-from adk.events import Event, Message, ObjectType
+from adk.events import Event, Message, ObjectType, actions_of
 
 __all__ = [
     "APP_PREFIX",
@@ -278,9 +278,9 @@ def apply_event(session: Session, event: Event) -> None:
 
     The state dict is changed in place, since contexts hold a reference to it.
     """
-    delta = event.actions.state_delta
-    if delta:
-        apply_state_delta(session.state, delta)
+    actions = actions_of(event)
+    if actions is not None and actions.state_delta:
+        apply_state_delta(session.state, actions.state_delta)
     session.events.append(event)
     session.updated_at = event.timestamp
 

@@ -6,7 +6,7 @@ import math
 import time
 from typing import Any
 
-from adk.events import Event
+from adk.events import Event, actions_of
 from adk.sessions.base import (
     Session,
     apply_event,
@@ -81,8 +81,8 @@ class InMemorySessionService(MemoryBudgets):
         held = self._leases.get(key)
         if held is not None and held[0] != session.lease and held[1] > time.monotonic():
             raise busy(*key)
-        delta = event.actions.state_delta
-        if delta:
+        actions = actions_of(event)
+        if actions is not None and (delta := actions.state_delta):
             scoped = split_delta(delta)
             if scoped.user or scoped.app:
                 self._scoped = True
