@@ -263,6 +263,8 @@ def _store(
 def take_compactions(invocation: Invocation, branch: str) -> list[Event] | None:
     """The compaction events a `Compact` made for the model call on `branch`, to be stored before
     its response (adk/agents/model_call.py); None when there are none."""
+    if not invocation._values:  # no state at all, so none pending: no key to build
+        return None
     key = _PENDING + branch
     pending: list[Event] | None = invocation.get_state(key)
     if pending:

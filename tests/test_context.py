@@ -280,3 +280,38 @@ async def test_context_variables_in_every_hook_and_in_parallel_branches() -> Non
 def test_current_invocation_outside_a_run_is_a_clear_error() -> None:
     with pytest.raises(LookupError, match=r"current_invocation\(\) called outside of a Runner run"):
         current_invocation()
+
+
+async def test_the_call_s_attempts_reach_the_before_and_after_hooks_of_callbacks_that_add_decisions() -> None:
+    """`judging` names a model or tool call's `Attempts` in its before and after chains when a
+    callback says it adds decisions there (`adds_decisions`, as `RateLimit` and `Budget` do), and
+    then for every callback of the run; without one it is not set (a context variable's set and
+    reset saved a chain)."""
+    from adk.recovery.attempts import judging
+
+    seen: list[tuple[str, bool]] = []
+
+    class Look(Recorder):
+        def record(self, hook: str, ctx: Any) -> None:
+            seen.append((hook, judging.get() is not None))
+
+    class Decides(Look):
+        adds_decisions = True
+
+    for callback, set_ in ((Look("look", []), False), (Decides("decides", []), True)):
+        seen.clear()
+        model = ScriptedModel([calls(call("keep", "c1")), "done"])
+        agent = LlmAgent("root", model=model, tools=[Tool("keep")], callbacks=[callback])
+        await run(Runner(agent))
+        assert [h for h, _ in seen] == [
+            "before_agent",
+            "before_model",
+            "after_model",
+            "before_tool",
+            "after_tool",
+            "before_model",
+            "after_model",
+            "after_agent",
+        ]
+        judged = {h for h, is_set in seen if is_set}
+        assert judged == ({"before_model", "after_model", "before_tool"} if set_ else set())

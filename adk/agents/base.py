@@ -127,10 +127,11 @@ class BaseAgent(ABC):
         finally:
             await driver.aclose()  # closes a workflow's children (and their tool tasks) now
 
-    def steps(self, invocation: Invocation, branch: str = "") -> Steps:
+    def steps(self, invocation: Invocation, branch: str = "", hooks: Callbacks | None = None) -> Steps:
         """This agent's run as steps (what `run` yields): its body's steps with its agent hooks
-        around them (`HookedSteps`)."""
-        hooks = invocation.hooks_for(self)
+        around them (`HookedSteps`); `hooks`, those that apply to it, if the caller has them."""
+        if hooks is None:
+            hooks = invocation.hooks_for(self)
         ctx = AgentContext(invocation, self, branch)
         return HookedSteps(self, ctx, hooks, self._steps(ctx, hooks) or OneStep(self._run_body(ctx)))
 
@@ -148,7 +149,7 @@ class BaseAgent(ABC):
             return None
         hooks = invocation.hooks_for(self)
         if hooks.agent_hooks:
-            return self.steps(invocation)
+            return self.steps(invocation, "", hooks)
         return self._steps(AgentContext(invocation, self, ""), hooks)
 
     async def call_aside(self, hooks: Callbacks, mctx: ModelContext, attempts: Attempts) -> LlmResponse:
@@ -226,15 +227,15 @@ class HookedSteps:
         ends, and the run is over), or the state its callbacks changed."""
         agent = self.agent
         match answer:
+            case Cont(ctx=passed):
+                self.ctx = passed
+                # state._delta: has_delta without a property call, as the runner reads it
+                return [agent._state_event(passed)] if passed.invocation.state._delta else []
             case Halt(value=content):
                 self.over = True
                 self.ctx.invocation.end_invocation()
                 halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{agent.name}")
                 return [agent._final_event(self.ctx, content, (halted,))]
-            case Cont(ctx=passed):
-                self.ctx = passed
-                # state._delta: has_delta without a property call, as the runner reads it
-                return [agent._state_event(passed)] if passed.invocation.state._delta else []
             case unreachable:
                 assert_never(unreachable)
 

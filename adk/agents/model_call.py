@@ -22,7 +22,7 @@ from adk.agents.metering import MeteredAttempt, ModelMeter
 from adk.agents.model_events import after_failure, attempt_failed, partial_event, response_event
 from adk.callbacks.chain import run_chain
 from adk.callbacks.decisions import Decision, Halted, Refused, Replaced, carry
-from adk.callbacks.registry import AFTER_MODEL, BEFORE_MODEL, Callbacks, HookImpl, decided_by
+from adk.callbacks.registry import AFTER_MODEL, BEFORE_MODEL, Callbacks, decided_by
 from adk.callbacks.results import Cont, Fallback, Halt, Retry
 from adk.compaction import take_compactions
 from adk.context import AgentContext, Invocation, ModelContext
@@ -151,16 +151,16 @@ async def call_model(steps: LlmSteps) -> Step:
     if not steps.bare:  # else the context and Attempts are made only if the call fails or streams
         attempts = Attempts(steps.policy, started)
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
-        if impls := hooks.impls["before_model"]:
+        if hooks.impls["before_model"]:
             deciders: list[object] = []
-            answer = await _before_model(impls, mctx, deciders, attempts, ctx)
+            answer = await _before_model(hooks, mctx, deciders, attempts, ctx)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
             match answer:
+                case Cont(ctx=mctx):
+                    model, request = mctx.model, mctx.request
                 case Halt(value=halted):  # it stands for the call's response
                     attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{model.name}"))
                     return _after(stored, [steps.answered(response_event(agent.name, ctx, halted, attempts))])
-                case Cont(ctx=mctx):
-                    model, request = mctx.model, mctx.request
                 case unreachable:
                     assert_never(unreachable)
     elif steps.meter is not None:  # the meter's decisions (warnings) go on the response
@@ -173,35 +173,36 @@ async def call_model(steps: LlmSteps) -> Step:
         return _after(stored, _rest(steps, request, mctx, attempts, started, error))
     if isinstance(outcome, Opened):  # it streams: the envelope goes on with it, open
         return _after(stored, _rest(steps, request, mctx, attempts, started, outcome))
-    if mctx is not None and attempts is not None and (after := hooks.impls["after_model"]):
+    if mctx is not None and attempts is not None and hooks.impls["after_model"]:
         try:
-            outcome = await after_model(after, mctx, outcome, attempts)
+            outcome = await after_model(hooks, mctx, outcome, attempts)
         except ResponseRejected as rejected:  # judged like a failed attempt
             return _after(stored, _rest(steps, request, mctx, attempts, started, rejected))
     return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
 
 
 async def _before_model(
-    impls: tuple[HookImpl, ...],
+    hooks: Callbacks,
     mctx: ModelContext,
     deciders: list[object],
     attempts: Attempts,
     ctx: AgentContext,
 ) -> Cont[ModelContext] | Halt[LlmResponse]:
-    """The before_model chain, with `judging` naming the call's `Attempts` (where a callback adds
-    its decisions: adk.limits.RateLimit). An error that fails it carries to its error event what
+    """The before_model chain, with `judging` naming the call's `Attempts` if a callback adds its
+    decisions there (adk.limits.RateLimit). An error that fails it carries to its error event what
     was decided before it: a `Compact`'s folding (whose event is dropped: the call is not made),
     then the chain's."""
-    token = judging.set(attempts)
+    token = judging.set(attempts) if hooks.decide else None
     try:
         answer: Cont[ModelContext] | Halt[LlmResponse]
-        answer = await run_chain(impls, BEFORE_MODEL, mctx, deciders=deciders)
+        answer = await run_chain(hooks.impls["before_model"], BEFORE_MODEL, mctx, deciders=deciders)
     except Exception as error:
         folded = take_compactions(ctx.invocation, ctx.branch) or ()
         carry(error, [*(d for event in folded for d in event.decisions), *(attempts.decisions or ())])
         raise
     finally:
-        judging.reset(token)
+        if token is not None:
+            judging.reset(token)
     return answer
 
 
@@ -280,8 +281,8 @@ async def _envelope(
                     await close_stream(stream)
                 outcome = await _settled(mctx.model, response, agent._output, held, attempts)
             final = outcome
-            if after := hooks.impls["after_model"]:  # a ResponseRejected fails the attempt
-                final = await after_model(after, mctx, final, attempts)
+            if hooks.impls["after_model"]:  # a ResponseRejected fails the attempt
+                final = await after_model(hooks, mctx, final, attempts)
             break
         except Exception as error:
             outcome = None
@@ -335,18 +336,18 @@ def _decided(attempts: Attempts | None, decisions: Sequence[Decision]) -> None:
 
 
 async def after_model(
-    impls: tuple[HookImpl, ...], mctx: ModelContext, response: LlmResponse, attempts: Attempts
+    hooks: Callbacks, mctx: ModelContext, response: LlmResponse, attempts: Attempts
 ) -> LlmResponse:
-    """The after_model chain (its implementations `impls`) on a call's response; each callback
-    that replaced it decided so.
+    """The after_model chain of `hooks` on a call's response; each callback that replaced it
+    decided so.
 
     A hook that raised `ResponseRejected` refused it: the rejection, named after the hook and
     marked where it arose, is raised for `on_model_error` to judge, and `Refused` records it.
     """
     replaced: list[object] = []
-    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.Budget)
+    token = judging.set(attempts) if hooks.decide else None  # where a callback adds its decisions
     try:
-        response = await run_chain(impls, AFTER_MODEL, response, mctx, deciders=replaced)
+        response = await run_chain(hooks.impls["after_model"], AFTER_MODEL, response, mctx, deciders=replaced)
     except CallbackError as error:
         rejected = error.__cause__
         if not isinstance(rejected, ResponseRejected):
@@ -356,7 +357,8 @@ async def after_model(
         attempts.decided(Refused(by, f"model:{mctx.model.name}", rejected.reason))
         raise locate(rejected, by) from None
     finally:
-        judging.reset(token)
+        if token is not None:
+            judging.reset(token)
     for owner in replaced:
         attempts.decided(Replaced(decided_by(owner, "after_model"), f"model:{mctx.model.name}"))
     return response
@@ -381,11 +383,10 @@ async def _after_fallback(
 ) -> LlmResponse:
     """The after_model chain on a fallback's response; refusing it ends the call with the
     rejection (another round of recovery could loop)."""
-    after = hooks.impls["after_model"]
-    if not after:
+    if not hooks.impls["after_model"]:
         return response
     try:
-        return await after_model(after, mctx, response, attempts)
+        return await after_model(hooks, mctx, response, attempts)
     except ResponseRejected as rejected:
         raise carry(rejected, attempts.decisions) from None
 
@@ -405,12 +406,13 @@ async def call_aside(
     `meter`, judged by `on_model_error` and held to the policy's bound, after_model on the
     response. What was decided is recorded in `attempts`; a final error is raised."""
     deciders: list[object] = []
-    token = judging.set(attempts)  # a callback may add its decisions (adk.limits.RateLimit)
+    token = judging.set(attempts) if hooks.decide else None  # where a callback adds its decisions
     try:
         checked: Cont[ModelContext] | Halt[LlmResponse]
         checked = await run_chain(hooks.impls["before_model"], BEFORE_MODEL, mctx, deciders=deciders)
     finally:
-        judging.reset(token)
+        if token is not None:
+            judging.reset(token)
     match checked:
         case Halt(value=halted):
             attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{mctx.model.name}"))
@@ -424,11 +426,11 @@ async def call_aside(
             limit = attempts.policy.attempt_timeout
             answer = await attempt(mctx.model, mctx.request, attempts, meter, mctx.invocation, None, limit)
             whole = await _whole(mctx.model, answer, attempts, limit)
-            return await after_model(hooks.impls["after_model"], mctx, whole, attempts)
+            return await after_model(hooks, mctx, whole, attempts)
         except Exception as error:
             match await _recovered(hooks, error, mctx, attempts):  # raises the final error
                 case Fallback(value=fallback):
-                    return await after_model(hooks.impls["after_model"], mctx, fallback, attempts)
+                    return await after_model(hooks, mctx, fallback, attempts)
                 case Retry(ctx=mctx, delay=wait):
                     await sleep(wait or 0.0)
                 case other:

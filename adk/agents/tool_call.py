@@ -257,12 +257,14 @@ async def _attempt_tool(
             if before and (passed is None or _changed(tctx, passed)):
                 deciders: list[object] = []
                 held_back: list[ToolContext] = []  # a Defer's call, as the hooks before it left it
-                token = judging.set(attempts)  # a callback may add its decisions (Budget's tool caps)
+                # where a callback adds its decisions (Budget's tool caps)
+                token = judging.set(attempts) if hooks.decide else None
                 try:
                     answer: Cont[ToolContext] | Halt[Any] | Defer
                     answer = await run_chain(before, BEFORE_TOOL, tctx, deciders=deciders, threaded=held_back)
                 finally:
-                    judging.reset(token)
+                    if token is not None:
+                        judging.reset(token)
                 checked = _before_tool(answer, deciders, attempts, tctx, held_back)
                 if isinstance(checked, tuple):  # halted or deferred
                     return checked
@@ -314,14 +316,14 @@ def _before_tool(
     call as it would run: as the hooks before the deferring one left it (`held_back`), so that
     approving it approves what runs. The caller awaits the chain itself: a coroutine less a call."""
     match checked:
+        case Cont(ctx=passed):
+            return passed
         case Halt(value=value):
             attempts.decided(Halted(decided_by(deciders[0], "before_tool"), f"tool:{tctx.tool.name}"))
             return value, tctx
         case Defer():
             shown = held_back[0] if held_back else tctx
             return _defer(attempts, shown, decided_by(deciders[0], "before_tool"), checked)
-        case Cont(ctx=passed):
-            return passed
         case unreachable:
             assert_never(unreachable)
 

@@ -308,7 +308,7 @@ def _learn(obj: object, hooks: dict[str, HookImpl]) -> None:
 class Callbacks:
     """Callbacks resolved into one tuple of implementations per hook, in registration order."""
 
-    __slots__ = ("agent_hooks", "impls", "objects")
+    __slots__ = ("agent_hooks", "decide", "impls", "objects")
 
     def __init__(self, objects: tuple[object, ...], hooks: dict[str, tuple[HookImpl, ...]]) -> None:
         self.objects = objects
@@ -321,6 +321,12 @@ class Callbacks:
             hooks.get("before_agent") or hooks.get("after_agent") or hooks.get("on_agent_error")
         )
         """Whether any agent hook is implemented: an agent's run then goes through them."""
+        self.decide = any(getattr(o, "adds_decisions", False) is True for o in objects)
+        """Whether a callback says (a class attribute `adds_decisions = True`) that its hooks add
+        decisions to the envelope's `Attempts` (`judging`, adk.recovery.attempts: a `RateLimit`,
+        a `Budget`): only then do the model and tool envelopes set it around their `before_*`
+        and `after_*` chains, a context variable's set and reset saved a chain else. The
+        `on_*_error` chains always have it."""
 
     @classmethod
     def of(cls, callbacks: Iterable[object] | Callbacks | None = None) -> Callbacks:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from adk.callbacks.decisions import BudgetExceeded, BudgetWarning
 from adk.callbacks.registry import decided_by
@@ -41,6 +41,9 @@ _ROOM = ("total_tokens", "input_tokens", "output_tokens", "usd", "model_calls")
 
 class Budget:
     """Limits on tokens, cost, model calls and tool calls for a run, session, user or app."""
+
+    adds_decisions: ClassVar[bool] = True
+    """Its hooks add decisions to the call's `Attempts` (`judging`): the envelope sets it for them."""
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from adk.callbacks.decisions import Paced
 from adk.callbacks.registry import decided_by
@@ -52,6 +52,9 @@ class RateLimit:
     With `store=`, the pace is shared by every worker process using that store (under `name`),
     and the clock is the wall clock (`adk.recovery.attempts.wall_now`) unless `clock=` is given.
     """
+
+    adds_decisions: ClassVar[bool] = True
+    """Its hooks add decisions to the call's `Attempts` (`judging`): the envelope sets it for them."""
 
     def __init__(
         self,
