@@ -311,7 +311,7 @@ class Runner:
         `session` is the one whose lease the store gave the run: it is held (renewed while the run
         lasts), and the run's deadline starts now."""
         took(self.session_service, this, session)
-        this.ends = deadline(this.timeout)
+        this.ends = None if this.timeout is None else deadline(this.timeout)
         message, invocation_id, answered = this.message, this.invocation_id, None
         if this.answers is not None:
             invocation_id, answered = answers_to_paused(session, *this.answers)

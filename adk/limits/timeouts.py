@@ -58,6 +58,6 @@ def run_bounded(step: Awaitable[T], deadline: float, limit: float) -> Awaitable[
     return within(step, asyncio.timeout_at(deadline), lambda: locate(RunTimeout(limit), "run"))
 
 
-def deadline(timeout: float | None) -> tuple[float, float] | None:
-    """The loop-clock time a run started now with `timeout` must end by, and the timeout; or None."""
-    return None if timeout is None else (asyncio.get_running_loop().time() + timeout, timeout)
+def deadline(timeout: float) -> tuple[float, float]:
+    """The loop-clock time a run started now with `timeout` must end by, and the timeout."""
+    return (asyncio.get_running_loop().time() + timeout, timeout)

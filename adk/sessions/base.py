@@ -147,9 +147,9 @@ class History:
 
     def update(self, events: list[Event], branch: str) -> list[Message]:
         """The messages after reading the events added since the last call."""
-        read = self._start(events)
-        if read == len(events):
-            return self.messages
+        read = self.read
+        if read > len(events) or (read and events[read - 1] is not self.last):
+            read = self._restart()  # the events were replaced: read them again
         messages = self.messages
         unanswered = self.unanswered
         for event in events[read:] if read else events:
@@ -186,15 +186,13 @@ class History:
                 messages.append(message)
         self.unanswered = unanswered
         self.read = len(events)
-        self.last = events[-1]
+        self.last = events[-1] if events else None
         return messages
 
-    def _start(self, events: list[Event]) -> int:
-        """How many of `events` were read; none, and the history emptied, if they were replaced."""
-        read = self.read
-        if read > len(events) or (read and events[read - 1] is not self.last):
-            self.messages, read, self.unanswered, self.anchor, self.compaction = [], 0, {}, None, None
-        return read
+    def _restart(self) -> int:
+        """Empty the history, to read the session's events again from the first; 0, the count read."""
+        self.messages, self.unanswered, self.anchor, self.compaction = [], {}, None, None
+        return 0
 
     def _compacted(self, events: list[Event], compaction: Event, branch: str) -> list[Message]:
         """Start again at `compaction`: its summary, then the messages of the events it kept
