@@ -8,7 +8,6 @@ mutable objects reached through the context.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextvars import ContextVar
@@ -422,6 +421,8 @@ class ToolContext(_Context):
         parts = (session.user_id, session.id, self.invocation.invocation_id, self.tool_call_id)
         # each part prefixed by its length: no choice of ids can make two calls' texts equal
         text = "".join(f"{len(part)}:{part}" for part in parts)
+        import hashlib  # here, not at the top: `import adk` loads no OpenSSL
+
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
