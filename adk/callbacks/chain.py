@@ -139,11 +139,8 @@ async def run_chain(
     if verdicts is not None and verdicts.end():
         return verdicts.won_at(value, threaded)
     # a `before` chain gives back its last hook's own Cont (frozen) if it holds what was threaded
-    return (
-        (out if type(out) is Cont and out.ctx is value else Cont(value))
-        if before
-        else (Raise(value) if on_error else value)
-    )
+    kept = before and type(out) is Cont and out.ctx is value
+    return out if kept else Cont(value) if before else Raise(value) if on_error else value
 
 
 class _Raised:

@@ -322,10 +322,9 @@ class Callbacks:
         )
         """Whether any agent hook is implemented: an agent's run then goes through them."""
         self.decide = any(getattr(o, "adds_decisions", False) is True for o in objects)
-        """Whether a callback says (a class attribute `adds_decisions = True`) that its hooks add
-        decisions to the envelope's `Attempts` (`judging`, adk.recovery.attempts: a `RateLimit`,
-        a `Budget`): only then do the model and tool envelopes set it around their `before_*`
-        and `after_*` chains, a context variable's set and reset saved a chain else. The
+        """Whether a callback's class says (`adds_decisions = True`: a `RateLimit`, a `Budget`) that
+        its hooks add decisions to the call's `Attempts`: only then do the model and tool calls set
+        `judging` (adk.recovery.attempts) around their `before_*` and `after_*` chains. The
         `on_*_error` chains always have it."""
 
     @classmethod
