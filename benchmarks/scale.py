@@ -2,11 +2,16 @@
 hook's first callback against a further one.
 
 Each size runs in fresh interpreters: one timed with the cyclic collector on, one with it off
-(µs per run, RSS growth per run), and a census with the collector off: the GC-tracked objects a
-live run holds (counted while every run waits in its tool, less the count before, per run; the
-object kinds that grow most) and what the collector finds once the runs have ended (0: every run
-freed by reference counting). `--tracemalloc` adds the traced peak per run (slow at 50,000).
+(CPU µs per run, steadier than wall time on a shared machine; RSS growth per run), and a census
+with the collector off: the GC-tracked objects a live run holds (counted while every run waits in
+its tool, less the count before, per run; the object kinds that grow most) and what the collector
+finds once the runs have ended (0: every run freed by reference counting). `--tracemalloc` adds
+the traced peak per run (slow at 50,000). In the timed runs the in-memory store never yields, so
+each run goes from start to end in its task's first step: what the collector walks there is the
+tasks waiting their turn and what the store keeps of the runs that ended.
 The callbacks part times S2 with 0, 1, 10 and 100 no-op callbacks on every hook, sequentially.
+The floor part times runs that do nothing but keep K tracked objects each (none, and what the
+store keeps of an S2 run): the ratio no S2 run keeping as much can beat on this Python.
 Run from the project root: `python -m benchmarks.scale [--runs 1000,10000] [--chain-only]`.
 """
 
@@ -59,23 +64,46 @@ async def timed(n: int) -> dict[str, float]:
 
     def timer(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            started.append(time.perf_counter())
+            started.append(time.process_time())
         else:
-            spent[info["generation"]] += time.perf_counter() - started.pop()
+            spent[info["generation"]] += time.process_time() - started.pop()
 
     before = rss_mib()
     gc.callbacks.append(timer)
-    start = time.perf_counter()
+    start = time.process_time()
     await asyncio.gather(*(one_run(runner, str(i)) for i in range(n)))
-    wall = time.perf_counter() - start
+    cpu = time.process_time() - start
     gc.callbacks.remove(timer)
     per_run = [s / n * 1e6 for s in spent]
     return {
-        "us": wall / n * 1e6,
+        "us": cpu / n * 1e6,
         "kib": (rss_mib() - before) * 1024 / n,
         "young": sum(per_run[:2]),
         "full": per_run[2],
     }
+
+
+class _Kept:
+    """One GC-tracked object of the floor's: what a stored event, message or list is to the collector."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self) -> None:
+        self.ref: object = None
+
+
+async def floor(n: int, kept: int) -> dict[str, float]:
+    """µs per run of `n` runs started together that do nothing but keep `kept` tracked objects
+    each, as a store keeps a finished run's: what asyncio's tasks and the keeping alone cost."""
+    store: dict[int, list[_Kept] | None] = {}
+
+    async def run(i: int) -> None:  # K objects: a list and K - 1 in it (none: no list either)
+        store[i] = [_Kept() for _ in range(kept - 1)] if kept else None
+
+    gc.collect()
+    start = time.process_time()
+    await asyncio.gather(*(run(i) for i in range(n)))
+    return {"us": (time.process_time() - start) / n * 1e6}
 
 
 async def census(n: int, top: int) -> dict[str, Any]:
@@ -126,9 +154,13 @@ async def traced(n: int) -> dict[str, float]:
 
 
 def child(mode: str, n: int, top: int) -> None:
-    """One measurement, printed as JSON: what the parent starts in a fresh interpreter."""
-    if mode == "nogc":
+    """One measurement, printed as JSON: what the parent starts in a fresh interpreter (`top` is
+    the census' kinds to list, or the floor's objects kept a run)."""
+    if mode.endswith("nogc"):
         gc.disable()
+    if mode.startswith("floor"):
+        print(json.dumps(asyncio.run(floor(n, top))))
+        return
     work = {"gc": timed, "nogc": timed, "census": lambda n: census(n, top), "traced": traced}[mode]
     print(json.dumps(asyncio.run(work(n))))
 
@@ -147,19 +179,22 @@ def scale(sizes: list[int], repeats: int, top: int, trace: bool) -> None:
     kinds_at: dict[int, list[tuple[str, float]]] = {}
     kept_at: dict[int, list[tuple[str, float]]] = {}
     us: dict[int, float] = {}
+    off_us: dict[int, float] = {}
     kib: dict[int, float] = {}
+    kept = 0.0
     for n in sizes:
         on = [fresh("gc", n, top) for _ in range(repeats)]
         off = [fresh("nogc", n, top) for _ in range(repeats)]
         seen = fresh("census", n, top)
-        kinds_at[n], kept_at[n] = seen["kinds"], seen["kept_kinds"]
+        kinds_at[n], kept_at[n], kept = seen["kinds"], seen["kept_kinds"], seen["kept"]
         peak = f"{fresh('traced', n, top)['kib']:.1f}" if trace else "-"
         us[n], kib[n] = statistics.median(r["us"] for r in on), statistics.median(r["kib"] for r in on)
+        off_us[n] = statistics.median(r["us"] for r in off)
         print(
             f"{n:>14,} | {us[n]:12.1f}"
             f" ({statistics.median(r['young'] for r in on):.1f},"
             f" {statistics.median(r['full'] for r in on):.1f}) |"
-            f" {statistics.median(r['us'] for r in off):6.1f} |"
+            f" {off_us[n]:6.1f} |"
             f" {kib[n]:11.1f} | {peak:>14} |"
             f" {seen['live']:16.1f} | {seen['cyclic']:.2f} (kept {seen['kept']:.1f} objects/run)"
         )
@@ -167,13 +202,35 @@ def scale(sizes: list[int], repeats: int, top: int, trace: bool) -> None:
         print(
             f"a live run at {n:,} holds (GC-tracked, per run): " + ", ".join(f"{k} {c:.1f}" for k, c in grown)
         )
-        kept = ", ".join(f"{k} {c:.1f}" for k, c in kept_at[n])
-        print(f"   and once ended, the store keeps per run: {kept}")
+        kept_kinds = ", ".join(f"{k} {c:.1f}" for k, c in kept_at[n])
+        print(f"   and once ended, the store keeps per run: {kept_kinds}")
     low, high = min(sizes), max(sizes)
     print(
         f"µs per run at {high:,} against {low:,}: {us[high] / us[low]:.2f}x (target ≤ 1.2);"
         f" RSS per run at most {max(kib.values()):.1f} KiB (target ≤ 9)"
     )
+    floors(low, high, repeats, round(kept), off_us)
+
+
+def floors(low: int, high: int, repeats: int, kept: int, off_us: dict[int, float]) -> None:
+    """The floor under the ratio: runs started together that do nothing but keep tracked objects
+    (none; as many as the store keeps of an S2 run), and what adk's runs would read if their own
+    work, as timed with the collector off, added nothing for the collector to walk."""
+    print("the floor: runs started together that only keep K tracked objects each, µs/run GC on (off)")
+    for k in (0, kept):
+        at = {
+            n: (
+                statistics.median(fresh("floor", n, k)["us"] for _ in range(repeats)),
+                statistics.median(fresh("floor-nogc", n, k)["us"] for _ in range(repeats)),
+            )
+            for n in (low, high)
+        }
+        bound = [off_us[n] - at[n][1] + at[n][0] for n in (low, high)]
+        print(
+            f"  K = {k:>2}: {low:,} {at[low][0]:.1f} ({at[low][1]:.1f}), {high:,} {at[high][0]:.1f}"
+            f" ({at[high][1]:.1f}): {at[high][0] / at[low][0]:.2f}x; an S2 run keeping K, its own"
+            f" work adding nothing to collect: {bound[1] / bound[0]:.2f}x"
+        )
 
 
 async def per_run_us(callbacks: int, n: int, rounds: int) -> float:
