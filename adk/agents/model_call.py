@@ -158,6 +158,7 @@ async def call_model(steps: LlmSteps) -> Step:
             deciders: list[object] = []
             token = judging.set(attempts) if hooks.decide else None  # where a callback adds its decisions
             try:  # the chain awaited here, not in a coroutine of its own: one less a call
+                answer: Cont[ModelContext] | Halt[LlmResponse]
                 answer = await run_chain(before, BEFORE_MODEL, mctx, deciders=deciders)
             except Exception as error:
                 _failed_before(error, ctx, attempts)
@@ -166,8 +167,7 @@ async def call_model(steps: LlmSteps) -> Step:
                 if token is not None:
                     judging.reset(token)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
-            # halted, the call is not made (an exact type check, as run_chain's: a class pattern costs more)
-            if type(answer) is not Cont:
+            if not isinstance(answer, Cont):  # halted, the call is not made (a class pattern costs more)
                 return _halted(steps, answer, deciders, attempts, stored)
             mctx = answer.ctx
             model, request = mctx.model, mctx.request
