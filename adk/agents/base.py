@@ -203,9 +203,14 @@ class HookedSteps:
             self._phase = _BODY
             if before := self.hooks.impls["before_agent"]:
                 deciders: list[object] = []
+                answer: Cont[AgentContext] | Halt[Content]
                 answer = await run_chain(before, BEFORE_AGENT, self.ctx, deciders=deciders)
-                if events := self._started(answer, deciders):
-                    return events
+                if not isinstance(answer, Cont):  # a class pattern would cost more
+                    return self._halted(answer, deciders)
+                self.ctx = passed = answer.ctx
+                # state._delta: has_delta without a property call, as the runner reads it
+                if passed.invocation.state._delta:  # the state its callbacks changed, as an event
+                    return [self.agent._state_event(passed)]
         body = self.body
         if self._phase == _BODY and not body.over:
             try:
@@ -222,22 +227,14 @@ class HookedSteps:
         by: list[object] = []
         return self._ended(await run_chain(after, AFTER_AGENT, self.output, self.ctx, deciders=by), by)
 
-    def _started(self, answer: Cont[AgentContext] | Halt[Content], deciders: list[object]) -> list[Event]:
-        """The before_agent chain's `answer`, as events: a Halt's final one (the invocation then
-        ends, and the run is over), or the state its callbacks changed."""
+    def _halted(self, answer: Halt[Content], deciders: list[object]) -> list[Event]:
+        """The before_agent chain halted: its final event; the invocation then ends, and the run
+        is over."""
         agent = self.agent
-        match answer:
-            case Cont(ctx=passed):
-                self.ctx = passed
-                # state._delta: has_delta without a property call, as the runner reads it
-                return [agent._state_event(passed)] if passed.invocation.state._delta else []
-            case Halt(value=content):
-                self.over = True
-                self.ctx.invocation.end_invocation()
-                halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{agent.name}")
-                return [agent._final_event(self.ctx, content, (halted,))]
-            case unreachable:
-                assert_never(unreachable)
+        self.over = True
+        self.ctx.invocation.end_invocation()
+        halted = Halted(decided_by(deciders[0], "before_agent"), f"agent:{agent.name}")
+        return [agent._final_event(self.ctx, answer.value, (halted,))]
 
     def _claimed(self, events: list[Event]) -> list[Event]:
         """`events`, made the agent's (unless they name their author), with a pending escalation

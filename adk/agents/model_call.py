@@ -144,27 +144,33 @@ async def call_model(steps: LlmSteps) -> Step:
         await agent.list_tools()
     request = steps.request()
     mctx: ModelContext | None = None
-    attempts: Attempts | None = None
     model = agent.model
     started = time.monotonic()
     stored: list[Event] | None = None
-    if not steps.bare:  # else the context and Attempts are made only if the call fails or streams
+    attempts: Attempts | None
+    if steps.bare:  # the context and Attempts are made only if the call fails or streams; Attempts
+        # now if the run has a meter, whose decisions (warnings) go on the response
+        attempts = Attempts(steps.policy, started) if steps.meter is not None else None
+    else:
         attempts = Attempts(steps.policy, started)
         mctx = ModelContext(ctx.invocation, agent, ctx.branch, request, model)
-        if hooks.impls["before_model"]:
+        if before := hooks.impls["before_model"]:
             deciders: list[object] = []
-            answer = await _before_model(hooks, mctx, deciders, attempts, ctx)
+            token = judging.set(attempts) if hooks.decide else None  # where a callback adds its decisions
+            try:  # the chain awaited here, not in a coroutine of its own: one less a call
+                answer: Cont[ModelContext] | Halt[LlmResponse]
+                answer = await run_chain(before, BEFORE_MODEL, mctx, deciders=deciders)
+            except Exception as error:
+                _failed_before(error, ctx, attempts)
+                raise
+            finally:
+                if token is not None:
+                    judging.reset(token)
             stored = take_compactions(ctx.invocation, ctx.branch)  # a Compact's, stored first
-            match answer:
-                case Cont(ctx=mctx):
-                    model, request = mctx.model, mctx.request
-                case Halt(value=halted):  # it stands for the call's response
-                    attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{model.name}"))
-                    return _after(stored, [steps.answered(response_event(agent.name, ctx, halted, attempts))])
-                case unreachable:
-                    assert_never(unreachable)
-    elif steps.meter is not None:  # the meter's decisions (warnings) go on the response
-        attempts = Attempts(steps.policy, started)
+            if not isinstance(answer, Cont):  # halted, the call is not made (a class pattern costs more)
+                return _halted(steps, answer, deciders, attempts, stored)
+            mctx = answer.ctx
+            model, request = mctx.model, mctx.request
     try:  # the first attempt: one that neither streams nor fails makes no generator
         outcome = await attempt(
             model, request, attempts, steps.meter, ctx.invocation, agent._output, steps.policy.attempt_timeout
@@ -181,29 +187,26 @@ async def call_model(steps: LlmSteps) -> Step:
     return _after(stored, [steps.answered(response_event(agent.name, ctx, outcome, attempts))])
 
 
-async def _before_model(
-    hooks: Callbacks,
-    mctx: ModelContext,
+def _halted(
+    steps: LlmSteps,
+    answer: Halt[LlmResponse],
     deciders: list[object],
     attempts: Attempts,
-    ctx: AgentContext,
-) -> Cont[ModelContext] | Halt[LlmResponse]:
-    """The before_model chain, with `judging` naming the call's `Attempts` if a callback adds its
-    decisions there (adk.limits.RateLimit). An error that fails it carries to its error event what
-    was decided before it: a `Compact`'s folding (whose event is dropped: the call is not made),
-    then the chain's."""
-    token = judging.set(attempts) if hooks.decide else None
-    try:
-        answer: Cont[ModelContext] | Halt[LlmResponse]
-        answer = await run_chain(hooks.impls["before_model"], BEFORE_MODEL, mctx, deciders=deciders)
-    except Exception as error:
-        folded = take_compactions(ctx.invocation, ctx.branch) or ()
-        carry(error, [*(d for event in folded for d in event.decisions), *(attempts.decisions or ())])
-        raise
-    finally:
-        if token is not None:
-            judging.reset(token)
-    return answer
+    stored: list[Event] | None,
+) -> Step:
+    """The before_model chain's `answer` halted the call: the step its response stands for
+    (after the compaction events `stored`)."""
+    agent = steps.agent
+    attempts.decided(Halted(decided_by(deciders[0], "before_model"), f"model:{agent.model.name}"))
+    return _after(stored, [steps.answered(response_event(agent.name, steps.ctx, answer.value, attempts))])
+
+
+def _failed_before(error: Exception, ctx: AgentContext, attempts: Attempts) -> None:
+    """A before_model chain failed with `error`: it carries to its error event what was decided
+    before it, a `Compact`'s folding (whose event is dropped: the call is not made), then the
+    chain's (adk.limits.RateLimit adds its own to the call's `attempts`)."""
+    folded = take_compactions(ctx.invocation, ctx.branch) or ()
+    carry(error, [*(d for event in folded for d in event.decisions), *(attempts.decisions or ())])
 
 
 def _after(stored: list[Event] | None, step: Step) -> Step:

@@ -265,10 +265,9 @@ async def _attempt_tool(
                 finally:
                     if token is not None:
                         judging.reset(token)
-                checked = _before_tool(answer, deciders, attempts, tctx, held_back)
-                if isinstance(checked, tuple):  # halted or deferred
-                    return checked
-                tctx = checked
+                if not isinstance(answer, Cont):  # halted or deferred (a class pattern costs more)
+                    return _before_tool(answer, deciders, attempts, tctx, held_back)
+                tctx = answer.ctx
                 passed = (tctx.tool, _snapshot(tctx.args))
             held = _held(attempts, tctx, approved)
             if held is not None:
@@ -305,19 +304,17 @@ def _approval(tctx: ToolContext, approved: tuple[BaseTool, dict[str, Any]]) -> T
 
 
 def _before_tool(
-    checked: Cont[ToolContext] | Halt[Any] | Defer,
+    checked: Halt[Any] | Defer,
     deciders: list[object],
     attempts: Attempts,
     tctx: ToolContext,
     held_back: list[ToolContext],
-) -> ToolContext | tuple[Any, ToolContext]:
-    """The before_tool chain's answer `checked` (`deciders`, who decided): the context it passed
-    on, or the call's outcome (a `Halt`'s value, or a `Defer`). A `Defer` shows the person the
-    call as it would run: as the hooks before the deferring one left it (`held_back`), so that
-    approving it approves what runs. The caller awaits the chain itself: a coroutine less a call."""
+) -> tuple[Any, ToolContext]:
+    """The before_tool chain's answer `checked` that stopped the call (`deciders`, who decided):
+    the call's outcome, a `Halt`'s value or a `Defer`. A `Defer` shows the person the call as it
+    would run: as the hooks before the deferring one left it (`held_back`), so that approving it
+    approves what runs. The caller awaits the chain itself: a coroutine less a call."""
     match checked:
-        case Cont(ctx=passed):
-            return passed
         case Halt(value=value):
             attempts.decided(Halted(decided_by(deciders[0], "before_tool"), f"tool:{tctx.tool.name}"))
             return value, tctx
