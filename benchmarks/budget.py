@@ -1,9 +1,11 @@
 """What a `Budget` adds to a turn: S1 (one text turn, in memory) with and without a run budget.
 
 Run from the project root: `python -m benchmarks.budget` (`--quick` for a smoke run). Prints the
-median CPU µs per turn of each, and the difference (docs/limits.md; target: under 2 µs).
-`python -m benchmarks.instructions B0 B1 BF` counts the same in machine instructions, and the
-floor of any meter (`FloorMeter`: the least a meter can do through the model call's hook point).
+median CPU µs per turn of each, and the difference (docs/limits.md; target: under 2 µs), beside
+what two meters that do less add: `NullMeter`, which reserves nothing (the model call's hook
+point alone), and `FloorMeter`, the least a meter that reserves before the call can do (the
+prompt's estimate, the request with `max_tokens` lowered, one total).
+`python -m benchmarks.instructions B0 B1 BF` counts the same in machine instructions.
 """
 
 from __future__ import annotations
@@ -71,28 +73,61 @@ class FloorMeter:
         return Raise(error)  # a callback implements a hook: this one passes every error on
 
 
-def make_runner(budget: bool, floor: bool = False) -> Runner:
-    """S1's runner; with a run budget on tokens and cost when `budget` (`FloorMeter` if `floor`)."""
+class _Nothing:
+    """`NullMeter`'s reservation: the request as it was asked, nothing to settle."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: LlmRequest) -> None:
+        self.request = request
+
+    async def settle(self, response: LlmResponse | None) -> tuple[()]:
+        return ()
+
+    async def release(self) -> None:
+        return None
+
+
+class NullMeter:
+    """A meter that reserves nothing: what the model call's hook point costs by itself."""
+
+    async def reserve_attempt(self, invocation: Invocation, model: str, request: LlmRequest) -> _Nothing:
+        return _Nothing(request)
+
+    def on_model_error(self, error: Exception, ctx: ModelContext) -> Raise:
+        return Raise(error)  # as FloorMeter: the same hooks registered
+
+
+def make_runner(budget: bool, floor: bool = False, null: bool = False) -> Runner:
+    """S1's runner; with a run budget on tokens and cost when `budget` (`FloorMeter` if `floor`,
+    `NullMeter` if `null`)."""
     priced = Budget(total_tokens=10**9, usd=10**6, prices={"instant": (1.0, 2.0)})
-    callbacks = [FloorMeter() if floor else priced] if budget else []
+    meter: NullMeter | FloorMeter | Budget = NullMeter() if null else FloorMeter() if floor else priced
     agent = LlmAgent("bench", model=BilledModel(use_tool=False))
-    return Runner(agent, session_service=InMemorySessionService(), callbacks=callbacks)
+    return Runner(agent, session_service=InMemorySessionService(), callbacks=[meter] if budget else [])
 
 
-async def per_turn_us(budget: bool, n: int, rounds: int) -> float:
-    return await median_run_us(lambda: make_runner(budget), n, rounds)
+RUNNERS = {
+    "S1 without a budget": lambda: make_runner(False),
+    "S1 with a NullMeter": lambda: make_runner(True, null=True),
+    "S1 with a FloorMeter": lambda: make_runner(True, floor=True),
+    "S1 with a run budget": lambda: make_runner(True),
+}
 
 
 async def main(quick: bool) -> None:
     n, rounds = (200, 3) if quick else (3000, 9)
-    bare, budgeted = [], []
-    for _ in range(3):  # interleaved, so that the machine's drift falls on both alike
-        bare.append(await per_turn_us(False, n, rounds))
-        budgeted.append(await per_turn_us(True, n, rounds))
-    without, with_budget = statistics.median(bare), statistics.median(budgeted)
-    print(f"S1 without a budget   {without:8.2f} µs a turn")
-    print(f"S1 with a run budget  {with_budget:8.2f} µs a turn")
-    print(f"a Budget adds         {with_budget - without:8.2f} µs a turn (target < 2 µs)")
+    times: dict[str, list[float]] = {name: [] for name in RUNNERS}
+    for _ in range(3):  # interleaved, so that the machine's drift falls on all alike
+        for name, make in RUNNERS.items():
+            times[name].append(await median_run_us(make, n, rounds))
+    us = {name: statistics.median(t) for name, t in times.items()}
+    for name, median in us.items():
+        print(f"{name:<22} {median:8.2f} µs a turn")
+    without = us["S1 without a budget"]
+    print(f"a NullMeter adds       {us['S1 with a NullMeter'] - without:8.2f} µs a turn (the hook point)")
+    print(f"a FloorMeter adds      {us['S1 with a FloorMeter'] - without:8.2f} µs a turn (reserving at all)")
+    print(f"a Budget adds          {us['S1 with a run budget'] - without:8.2f} µs a turn (target < 2 µs)")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ RUNS = {
     "B0": (1000, "r = budget.make_runner(False)\n    " + TURNS),
     "B1": (1000, "r = budget.make_runner(True)\n    " + TURNS),
     "BF": (1000, "r = budget.make_runner(True, floor=True)\n    " + TURNS),
+    "BN": (1000, "r = budget.make_runner(True, null=True)\n    " + TURNS),
     "S3": (500, "r = runner.make_runner('S3')\n    for i in range(n): await runner.one_run(r, str(i))"),
     "S3.1": (500, "r = runner.make_runner('S3.1')\n    for i in range(n): await runner.one_run(r, str(i))"),
     # a turn in a fresh session, and in one of 10,000 events with a compaction (benchmarks.long_session)
