@@ -5,7 +5,7 @@ median CPU µs per turn of each, and the difference (docs/limits.md; target: und
 what two meters that do less add: `NullMeter`, which reserves nothing (the model call's hook
 point alone), and `FloorMeter`, the least a meter that reserves before the call can do (the
 prompt's estimate, the request with `max_tokens` lowered, one total).
-`python -m benchmarks.instructions B0 B1 BF` counts the same in machine instructions.
+`python -m benchmarks.instructions B0 BN BF B1` counts the same in machine instructions.
 """
 
 from __future__ import annotations
